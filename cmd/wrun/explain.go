@@ -1,0 +1,252 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+func newExplainCmd(stdout *os.File) *cobra.Command {
+	var pf policyFlags
+	cmd := &cobra.Command{
+		Use:   "explain [--grant SPEC] [--json]",
+		Short: "Show the effective policy of a grant here, in plain words or JSON",
+		Long: `explain prints what a grant allows in this workspace on this machine: every
+path with its rights and why, what is hidden and protected and what attack
+that stops, the network and IPC limits, the environment changes, the kernel
+features in use, and anything this kernel cannot enforce. Nothing is run and
+nothing is created.`,
+		Example: `  wrun explain
+  wrun explain --grant verify
+  wrun explain --grant write --allow-write /tmp/out --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env := os.Environ()
+			g, notes, err := effectiveGrant(pf.grant, env)
+			if err != nil {
+				return err
+			}
+			h, o, err := hostFromFlags(&pf, env)
+			if err != nil {
+				return err
+			}
+			h.Sandbox = platformName
+			p, err := policy.Compute(g, h, o)
+			if err != nil {
+				return err
+			}
+			p.Notes = append(p.Notes, notes...)
+			pl, perr := prepare(p, sandbox.Options{BestEffort: pf.bestEffort})
+			var rep sandbox.Report
+			if pl != nil {
+				rep = pl.Report()
+			} else if perr != nil {
+				rep = sandbox.Report{Platform: platformName, Summary: "not available: " + perr.Error()}
+			}
+			var ue *sandbox.UnenforceableError
+			refused := errors.As(perr, &ue)
+			if pf.json {
+				writeJSON(stdout, struct {
+					Policy      *policy.Policy `json:"policy"`
+					Enforcement sandbox.Report `json:"enforcement"`
+					WouldRun    bool           `json:"would_run"`
+				}{p, rep, perr == nil})
+				return nil
+			}
+			writeExplain(stdout, p, rep, refused)
+			return nil
+		},
+	}
+	pf.register(cmd)
+	return cmd
+}
+
+func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused bool) {
+	fmt.Fprintf(w, "grant:      %s (%s)\n", p.GrantName, p.GrantSpec)
+	for _, l := range p.Grant.Describe() {
+		fmt.Fprintf(w, "              %s\n", l)
+	}
+	fmt.Fprintf(w, "workspace:  %s\n", p.Workdir)
+	status := "enforced in full"
+	switch {
+	case refused:
+		status = "REFUSED on this kernel (see below; --best-effort runs degraded)"
+	case rep.Degraded:
+		status = "DEGRADED: not everything below is enforced"
+	}
+	fmt.Fprintf(w, "sandbox:    %s: %s\n", rep.Summary, status)
+
+	var writable, devices, extraRead []policy.Rule
+	for _, r := range p.Rules {
+		switch {
+		case r.Path == "/":
+		case r.Source == "stdio":
+		case strings.HasPrefix(r.Path, "/dev/"):
+			devices = append(devices, r)
+		case r.Access&policy.Write != 0:
+			writable = append(writable, r)
+		default:
+			extraRead = append(extraRead, r)
+		}
+	}
+	section(w, "Readable: the whole file system, except the hidden paths below.")
+	if len(extraRead) > 0 {
+		tw := table(w)
+		for _, r := range extraRead {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Path, r.Access.Words(), r.Why)
+		}
+		tw.Flush()
+	}
+
+	section(w, "Writable:")
+	tw := table(w)
+	if p.TempDir == "" {
+		fmt.Fprintf(tw, "  $TMPDIR\tread, write\ta private temp dir made for each run and removed after it\n")
+	}
+	for _, r := range writable {
+		extra := ""
+		if r.Create == policy.CreateDir {
+			extra = " [created if missing]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", r.Path, r.Access.Words(), r.Why, extra)
+	}
+	var devNames []string
+	for _, r := range devices {
+		devNames = append(devNames, strings.TrimPrefix(r.Path, "/dev/"))
+	}
+	fmt.Fprintf(tw, "  /dev/{%s}\tdevices\tdiscarding output, random numbers, the terminal\n", strings.Join(devNames, ","))
+	fmt.Fprintf(tw, "  (fds 0-2)\tas opened\twhatever stdin, stdout and stderr are open on stays usable\n")
+	tw.Flush()
+
+	section(w, "Hidden (not readable):")
+	tw = table(w)
+	hidden := append([]policy.Hole(nil), p.Hidden...)
+	sort.SliceStable(hidden, func(i, j int) bool { return hidden[i].Path < hidden[j].Path })
+	for _, h := range hidden {
+		fmt.Fprintf(tw, "  %s\t%s\n", h.Path, h.Why)
+	}
+	tw.Flush()
+
+	section(w, "Protected (never writable, even inside writable paths):")
+	if len(p.Protected) == 0 {
+		fmt.Fprintln(w, "  none needed: no writable path holds a git repository, shell start-up file or wrun config")
+	}
+	tw = table(w)
+	for _, pr := range p.Protected {
+		state := ""
+		switch {
+		case pr.Pin:
+			state = " [cannot be renamed or replaced]"
+		case pr.Create == policy.CreateDir:
+			state = " [missing: created empty, then protected]"
+		case !pr.Exists:
+			state = " [must not appear: removed after the run if created]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s%s\n", pr.Path, pr.Why, state)
+	}
+	tw.Flush()
+	if rep.Protection != "" {
+		fmt.Fprintf(w, "  enforced by: %s\n", rep.Protection)
+	}
+
+	section(w, "Network and IPC:")
+	if p.Network.Allow {
+		fmt.Fprintln(w, "  network: allowed")
+	} else {
+		fmt.Fprintln(w, "  network: off: TCP bind and connect are refused (Landlock), and no socket family but UNIX can be created (seccomp)")
+	}
+	fmt.Fprintln(w, "  signals: only to processes inside the sandbox")
+	if p.IPC.PathUnixOutside {
+		fmt.Fprintln(w, "  UNIX sockets outside the sandbox: reachable (desktop=on)")
+	} else {
+		fmt.Fprintln(w, "  UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable")
+	}
+	fmt.Fprintln(w, "  always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX")
+
+	section(w, "Environment:")
+	var set []string
+	for _, e := range p.EnvSet {
+		set = append(set, e.Name)
+	}
+	fmt.Fprintf(w, "  set: %s\n", strings.Join(dedupe(set), ", "))
+	if len(p.EnvUnset) == 0 {
+		fmt.Fprintln(w, "  removed: nothing present needed removing")
+	}
+	for _, e := range p.EnvUnset {
+		fmt.Fprintf(w, "  removed %s: %s\n", e.Name, e.Why)
+	}
+
+	if len(rep.Gaps) > 0 {
+		section(w, "Not enforceable on this kernel:")
+		for _, g := range rep.Gaps {
+			mark := ""
+			if g.Essential {
+				mark = " [refuses to run without --best-effort]"
+			}
+			fmt.Fprintf(w, "  %s: %s; needs %s%s\n", g.What, g.Consequence, g.Need, mark)
+		}
+	}
+	notes := append(append([]string(nil), p.Notes...), rep.Notes...)
+	if len(notes) > 0 {
+		section(w, "Notes:")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+}
+
+func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }
+
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func newDoctorCmd(stdout *os.File) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor [--json]",
+		Short: "Show what this kernel and machine can enforce",
+		Long: `doctor lists each kernel feature wrun uses (the Landlock ABI and each of
+its rights, seccomp, user notification, namespaces), whether this machine has
+it, and what that means for the grants wrun can enforce here.`,
+		Example: "  wrun doctor\n  wrun doctor --json | jq '.[] | select(.available == false)'",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			feats := doctor()
+			if asJSON {
+				writeJSON(stdout, feats)
+				return nil
+			}
+			tw := table(stdout)
+			for _, f := range feats {
+				mark := "yes"
+				if !f.Available {
+					mark = "NO"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, mark, f.Detail, f.Consequence)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the features as JSON")
+	return cmd
+}

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// prepared is a policy planned for this platform, ready to run.
+type prepared interface {
+	Report() sandbox.Report
+	Run(sandbox.Command) (sandbox.Result, error)
+}
+
+// policyFlags are the flags that shape a policy, shared by the run and
+// explain commands.
+type policyFlags struct {
+	grant      string
+	workdir    string
+	allowRead  []string
+	allowWrite []string
+	keepEnv    []string
+	bestEffort bool
+	json       bool
+}
+
+func (f *policyFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.grant, "grant", "g", grant.DefaultPreset, "the grant: a preset (inspect, verify, write, full) and/or fields, e.g. verify,network=off")
+	fl.StringVarP(&f.workdir, "workdir", "C", "", "the workspace root the grant's files field applies to (default: the current directory)")
+	fl.StringArrayVar(&f.allowRead, "allow-read", nil, "also allow reading `PATH` (repeatable; it must exist)")
+	fl.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing beneath `PATH` (repeatable; it must exist)")
+	fl.StringArrayVar(&f.keepEnv, "keep-env", nil, "pass environment variable `NAME` through although the grant would remove it (repeatable)")
+	fl.BoolVar(&f.bestEffort, "best-effort", false, "run even if this kernel cannot enforce the whole grant; every output then says DEGRADED")
+	fl.BoolVar(&f.json, "json", false, "machine-readable output (for a run: one JSON object on stderr at exit)")
+	_ = cmd.RegisterFlagCompletionFunc("grant", completeGrant)
+}
+
+func completeGrant(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	for _, p := range grant.Presets() {
+		out = append(out, p.Name+"\t"+p.Summary)
+	}
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		prefix := toComplete[:i+1]
+		out = out[:0]
+		for _, f := range []string{"files=none", "files=read", "files=write", "shell=none", "shell=inspect", "shell=verify", "shell=full", "network=off", "network=on", "desktop=off", "desktop=on"} {
+			out = append(out, prefix+f)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+}
+
+// usageError is a bad command line: exit 125 with a one-line message.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitError carries an exit status out of a cobra RunE.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+const longHelp = `wrun runs COMMAND under a real kernel sandbox (Landlock and seccomp on
+Linux) computed from one grant. When the grant does not allow something, the
+kernel refuses it; nothing runs unsandboxed behind your back, and if this
+kernel cannot enforce the grant wrun refuses to start (exit 125) unless you
+pass --best-effort.
+
+A grant has four fields; a preset names a common combination:
+
+  preset    files  shell    network  what the child may do
+  inspect   read   inspect  off      read (not credential stores), write only
+                                     /dev/null and a private TMPDIR  [default]
+  verify    read   verify   on       also write build outputs (cargo target/,
+                                     a private Go cache) and git fetch plumbing
+  write     write  verify   off      also write the workspace, except git
+                                     config and hooks
+  full      write  full     on       also write the user's tool caches
+
+Fields: files=none|read|write  shell=none|inspect|verify|full
+        network=off|on          desktop=off|on
+Give a preset, a preset with overrides (verify,network=off), or fields alone
+(they override the default preset, inspect).
+
+Exit status: the command's own; 128+N if signal N killed it; 125 if wrun
+failed before the command started (bad flag, bad grant, unenforceable grant,
+missing path); 126 if the command could not be executed; 127 if it was not
+found.`
+
+const examples = `  # read-only: look around, nothing can be written (the default grant)
+  wrun -- git log -p
+
+  # run the tests: the build may write its outputs, nothing else
+  wrun --grant verify -- cargo test
+  wrun --grant verify,network=off -- go test ./...
+
+  # let a tool edit the workspace (but never .git/config or .git/hooks)
+  wrun --grant write -- make fmt
+
+  # one more writable path, for one run
+  wrun --grant verify --allow-write ~/.cache/mytool -- mytool check
+
+  # what exactly does a grant allow here, and what does this kernel enforce?
+  wrun explain --grant verify
+  wrun doctor`
+
+func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
+	var pf policyFlags
+	var keepBackground bool
+	root := &cobra.Command{
+		Use:           "wrun [flags] -- COMMAND [ARGS...]",
+		Short:         "Run a command under a kernel sandbox derived from one grant",
+		Long:          longHelp,
+		Example:       examples,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			switch {
+			case len(args) == 0:
+				return &usageError{"no command: put it after --, e.g. wrun --grant verify -- cargo test"}
+			case dash != 0:
+				return &usageError{fmt.Sprintf("put the command after --: wrun [flags] -- %s", strings.Join(args, " "))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCommand(&pf, keepBackground, args, stdin, stdout, stderr)
+		},
+	}
+	root.Flags().SetInterspersed(false)
+	pf.register(root)
+	root.Flags().BoolVar(&keepBackground, "keep-background", false, "leave processes the command started in the background running after it exits (default: wrun ends them)")
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout))
+	return root
+}
+
+func run(args []string, stdin, stdout, stderr *os.File) int {
+	if err := platformInit(); err != nil {
+		fmt.Fprintln(stderr, "wrun:", err)
+		return exitWrunFailed
+	}
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	var ee *exitError
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "wrun: %s\nRun 'wrun --help' for usage.\n", ue.msg)
+		return exitWrunFailed
+	default:
+		if strings.HasPrefix(err.Error(), "unknown command") {
+			fmt.Fprintf(stderr, "wrun: %s\nPut the command after --, e.g. wrun -- %s\n", err, strings.Join(args, " "))
+			return exitWrunFailed
+		}
+		fmt.Fprintln(stderr, "wrun:", err)
+		return exitWrunFailed
+	}
+}
+
+// runSummary is the --json output of a run.
+type runSummary struct {
+	Grant    string   `json:"grant"`
+	Sandbox  string   `json:"sandbox"`
+	Degraded bool     `json:"degraded"`
+	Gaps     []string `json:"not_enforced,omitempty"`
+	ExitCode int      `json:"exit_code"`
+	Signal   int      `json:"signal,omitempty"`
+	Killed   int      `json:"background_killed,omitempty"`
+	Swept    []string `json:"removed_protected,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdout, stderr *os.File) error {
+	// Catch the signals to forward. os/signal starts (and waits for) a
+	// thread of its own, so register from a goroutine, overlapping that with
+	// the policy work below. A signal that arrives before registration ends
+	// wrun as it would end any process, and PR_SET_PDEATHSIG then ends a
+	// child already started.
+	sigs := make(chan os.Signal, 16)
+	go signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	sum := runSummary{Sandbox: platformName}
+	fail := func(code int, err error) error {
+		sum.ExitCode, sum.Error = code, err.Error()
+		if pf.json {
+			writeJSON(stderr, sum)
+		} else {
+			fmt.Fprintln(stderr, "wrun:", err)
+		}
+		return &exitError{code}
+	}
+	env := os.Environ()
+	g, notes, err := effectiveGrant(pf.grant, env)
+	if err != nil {
+		return fail(exitWrunFailed, err)
+	}
+	sum.Grant = g.String()
+	if g.Shell == grant.ShellNone {
+		return fail(exitWrunFailed, fmt.Errorf("grant %s has shell=none: it allows no process to be launched", g))
+	}
+	h, o, err := hostFromFlags(pf, env)
+	if err != nil {
+		return fail(exitWrunFailed, err)
+	}
+	h.Sandbox = platformName
+	tmp, err := os.MkdirTemp("", "wrun-")
+	if err != nil {
+		return fail(exitWrunFailed, fmt.Errorf("creating the private temp dir: %w", err))
+	}
+	removeTmp := true
+	defer func() {
+		if removeTmp {
+			os.RemoveAll(tmp)
+		}
+	}()
+	h.TempDir = tmp
+	h.Stdio = stdioPaths()
+	p, err := policy.Compute(g, h, o)
+	if err != nil {
+		return fail(exitWrunFailed, err)
+	}
+	p.Notes = append(p.Notes, notes...)
+	pl, err := prepare(p, sandbox.Options{BestEffort: pf.bestEffort, KeepBackground: keepBackground})
+	if err != nil {
+		return fail(exitWrunFailed, err)
+	}
+	rep := pl.Report()
+	sum.Degraded = rep.Degraded
+	for _, gp := range rep.Gaps {
+		if gp.Essential {
+			sum.Gaps = append(sum.Gaps, gp.What)
+		}
+	}
+	if rep.Degraded && !pf.json {
+		fmt.Fprintf(stderr, "wrun: DEGRADED (--best-effort): not enforced: %s\n", strings.Join(sum.Gaps, "; "))
+	}
+	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs})
+	if err != nil {
+		code := exitWrunFailed
+		var se *sandbox.StartError
+		if errors.As(err, &se) {
+			code = se.Code
+		}
+		return fail(code, err)
+	}
+	if keepBackground {
+		removeTmp = false // background processes may still use it
+	}
+	sum.ExitCode, sum.Signal, sum.Killed, sum.Swept, sum.Warnings = res.ExitCode, int(res.Signal), res.Killed, res.Swept, res.Warnings
+	if pf.json {
+		writeJSON(stderr, sum)
+	} else {
+		for _, s := range res.Swept {
+			fmt.Fprintf(stderr, "wrun: removed %s: the command created it, and it must not exist (see wrun explain)\n", s)
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintln(stderr, "wrun: warning:", w)
+		}
+		if rep.Degraded {
+			fmt.Fprintln(stderr, "wrun: DEGRADED run: not everything the grant promises was enforced")
+		}
+	}
+	if res.ExitCode == 0 {
+		return nil
+	}
+	return &exitError{res.ExitCode}
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,360 @@
+package grant
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Files is what the workspace roots are to the child.
+type Files int
+
+// The values of Files, from narrowest to widest.
+const (
+	FilesNone  Files = iota // the workspace is not readable
+	FilesRead               // the workspace is readable, not writable
+	FilesWrite              // the workspace is writable (protected paths excepted)
+)
+
+// Shell is which processes may run and where, outside the workspace, they
+// may write.
+type Shell int
+
+// The values of Shell, from narrowest to widest.
+const (
+	ShellNone    Shell = iota // no process may be launched
+	ShellInspect              // writes only /dev/null and a private temp dir
+	ShellVerify               // bounded writes for build, test and git plumbing
+	ShellFull                 // writes where files allows, plus the user's tool caches
+)
+
+// Network is whether the child may use the network.
+type Network int
+
+// The values of Network, from narrowest to widest.
+const (
+	NetworkOff Network = iota // no TCP, no socket family but AF_UNIX
+	NetworkOn                 // TCP and other families allowed
+)
+
+// Desktop is whether the child may reach the user's desktop session: X11,
+// Wayland, D-Bus, the display environment and terminal injection.
+type Desktop int
+
+// The values of Desktop, from narrowest to widest.
+const (
+	DesktopOff Desktop = iota
+	DesktopOn
+)
+
+// Grant is the whole authority given to a sandboxed child. The zero value is
+// the narrowest grant there is: nothing visible, nothing runs.
+type Grant struct {
+	Files   Files
+	Shell   Shell
+	Network Network
+	Desktop Desktop
+	// Tools is the allowlist of tool families. Nil means "not restricted by
+	// this grant" (the launcher has no tool catalog yet); an empty non-nil
+	// slice means no tool at all.
+	Tools []string
+}
+
+var (
+	filesNames   = []string{"none", "read", "write"}
+	shellNames   = []string{"none", "inspect", "verify", "full"}
+	networkNames = []string{"off", "on"}
+	desktopNames = []string{"off", "on"}
+)
+
+func (f Files) String() string   { return enumName(filesNames, int(f)) }
+func (s Shell) String() string   { return enumName(shellNames, int(s)) }
+func (n Network) String() string { return enumName(networkNames, int(n)) }
+func (d Desktop) String() string { return enumName(desktopNames, int(d)) }
+
+func enumName(names []string, v int) string {
+	if v < 0 || v >= len(names) {
+		return fmt.Sprintf("invalid(%d)", v)
+	}
+	return names[v]
+}
+
+// Preset is a named grant.
+type Preset struct {
+	Name    string
+	Grant   Grant
+	Summary string
+}
+
+// Presets returns the built-in presets, narrowest first. The default grant
+// is the one named by DefaultPreset.
+func Presets() []Preset {
+	return []Preset{
+		{"inspect", Grant{Files: FilesRead, Shell: ShellInspect, Network: NetworkOff, Desktop: DesktopOff},
+			"read everything but credential stores, write nothing but /dev/null and a private temp dir, no network"},
+		{"verify", Grant{Files: FilesRead, Shell: ShellVerify, Network: NetworkOn, Desktop: DesktopOff},
+			"read-only workspace; bounded writes for build outputs, test temp files and git fetch plumbing; network on"},
+		{"write", Grant{Files: FilesWrite, Shell: ShellVerify, Network: NetworkOff, Desktop: DesktopOff},
+			"writable workspace (git config and hooks excepted), verify's bounded writes elsewhere, no network"},
+		{"full", Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Desktop: DesktopOff},
+			"writable workspace (git config and hooks excepted), the user's tool caches writable, network on"},
+	}
+}
+
+// DefaultPreset names the preset used when no grant is given.
+const DefaultPreset = "inspect"
+
+// PresetByName returns the preset with the given name.
+func PresetByName(name string) (Preset, bool) {
+	for _, p := range Presets() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
+
+func presetNames() []string {
+	var names []string
+	for _, p := range Presets() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// ParseError is a grant spec that could not be parsed. Its message names the
+// bad part and what is accepted.
+type ParseError struct {
+	Spec string // the whole spec
+	Part string // the offending part
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("bad grant %q: %s", e.Spec, e.Msg)
+}
+
+// Parse reads a grant spec: a preset name, optionally followed by field
+// overrides ("verify,network=off"), or field overrides alone, which apply to
+// the default preset ("files=read,shell=inspect"). A field may be given once.
+func Parse(spec string) (Grant, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return Grant{}, &ParseError{Spec: spec, Msg: "empty; want a preset (" + strings.Join(presetNames(), ", ") + ") and/or fields like files=read,shell=inspect"}
+	}
+	parts := strings.Split(spec, ",")
+	base, _ := PresetByName(DefaultPreset)
+	g := base.Grant
+	start := 0
+	if !strings.Contains(parts[0], "=") {
+		name := strings.TrimSpace(parts[0])
+		p, ok := PresetByName(name)
+		if !ok {
+			return Grant{}, &ParseError{Spec: spec, Part: name, Msg: fmt.Sprintf("unknown preset %q; presets are %s", name, strings.Join(presetNames(), ", "))}
+		}
+		g = p.Grant
+		start = 1
+	}
+	seen := map[string]bool{}
+	for _, part := range parts[start:] {
+		part = strings.TrimSpace(part)
+		key, val, ok := strings.Cut(part, "=")
+		if !ok {
+			if _, isPreset := PresetByName(part); isPreset {
+				return Grant{}, &ParseError{Spec: spec, Part: part, Msg: fmt.Sprintf("preset %q must come first, and only one preset may be given", part)}
+			}
+			return Grant{}, &ParseError{Spec: spec, Part: part, Msg: fmt.Sprintf("%q is not field=value; fields are files, shell, network, desktop, tools", part)}
+		}
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		if seen[key] {
+			return Grant{}, &ParseError{Spec: spec, Part: part, Msg: fmt.Sprintf("field %q given twice", key)}
+		}
+		seen[key] = true
+		if err := setField(&g, key, val); err != nil {
+			return Grant{}, &ParseError{Spec: spec, Part: part, Msg: err.Error()}
+		}
+	}
+	return g, nil
+}
+
+func setField(g *Grant, key, val string) error {
+	pick := func(names []string) (int, error) {
+		if i := slices.Index(names, val); i >= 0 {
+			return i, nil
+		}
+		return 0, fmt.Errorf("%s=%q is not accepted; %s is one of %s", key, val, key, strings.Join(names, ", "))
+	}
+	var err error
+	var i int
+	switch key {
+	case "files":
+		i, err = pick(filesNames)
+		g.Files = Files(i)
+	case "shell":
+		i, err = pick(shellNames)
+		g.Shell = Shell(i)
+	case "network":
+		i, err = pick(networkNames)
+		g.Network = Network(i)
+	case "desktop":
+		i, err = pick(desktopNames)
+		g.Desktop = Desktop(i)
+	case "tools":
+		g.Tools, err = parseTools(val)
+	default:
+		return fmt.Errorf("unknown field %q; fields are files, shell, network, desktop, tools", key)
+	}
+	return err
+}
+
+// parseTools reads "a+b+c" (or "none"). Commas separate grant fields, so tool
+// families are joined with '+'.
+func parseTools(val string) ([]string, error) {
+	if val == "none" || val == "" {
+		return []string{}, nil
+	}
+	var out []string
+	for _, t := range strings.Split(val, "+") {
+		t = strings.TrimSpace(t)
+		if t == "" || strings.ContainsAny(t, " =,") {
+			return nil, fmt.Errorf("tools=%q: tool families are names joined with '+', e.g. tools=git+cargo", val)
+		}
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
+}
+
+// String renders the grant in canonical field form, which Parse accepts:
+// "files=read,shell=inspect,network=off,desktop=off".
+func (g Grant) String() string {
+	s := fmt.Sprintf("files=%s,shell=%s,network=%s,desktop=%s", g.Files, g.Shell, g.Network, g.Desktop)
+	if g.Tools != nil {
+		if len(g.Tools) == 0 {
+			s += ",tools=none"
+		} else {
+			s += ",tools=" + strings.Join(g.Tools, "+")
+		}
+	}
+	return s
+}
+
+// Name returns the preset this grant equals, or "custom".
+func (g Grant) Name() string {
+	for _, p := range Presets() {
+		if p.Grant.Equal(g) {
+			return p.Name
+		}
+	}
+	return "custom"
+}
+
+// Equal reports whether two grants give the same authority.
+func (g Grant) Equal(o Grant) bool {
+	if g.Files != o.Files || g.Shell != o.Shell || g.Network != o.Network || g.Desktop != o.Desktop {
+		return false
+	}
+	if (g.Tools == nil) != (o.Tools == nil) {
+		return false
+	}
+	return slices.Equal(g.Tools, o.Tools)
+}
+
+// Intersect returns the widest grant that neither g nor ceiling exceeds.
+// It is how every nested or delegated grant is bounded.
+func (g Grant) Intersect(ceiling Grant) Grant {
+	out := Grant{
+		Files:   min(g.Files, ceiling.Files),
+		Shell:   min(g.Shell, ceiling.Shell),
+		Network: min(g.Network, ceiling.Network),
+		Desktop: min(g.Desktop, ceiling.Desktop),
+	}
+	switch {
+	case g.Tools == nil:
+		out.Tools = slices.Clone(ceiling.Tools)
+	case ceiling.Tools == nil:
+		out.Tools = slices.Clone(g.Tools)
+	default:
+		out.Tools = []string{}
+		for _, t := range g.Tools {
+			if slices.Contains(ceiling.Tools, t) {
+				out.Tools = append(out.Tools, t)
+			}
+		}
+	}
+	return out
+}
+
+// Within reports whether g is no wider than ceiling in every field.
+func (g Grant) Within(ceiling Grant) bool {
+	return g.Intersect(ceiling).Equal(g)
+}
+
+// Exceeds lists, in words, each field in which g is wider than ceiling
+// ("network=on exceeds the ceiling's network=off").
+func (g Grant) Exceeds(ceiling Grant) []string {
+	var out []string
+	add := func(field string, have, limit fmt.Stringer, wider bool) {
+		if wider {
+			out = append(out, fmt.Sprintf("%s=%s exceeds the ceiling's %s=%s", field, have, field, limit))
+		}
+	}
+	add("files", g.Files, ceiling.Files, g.Files > ceiling.Files)
+	add("shell", g.Shell, ceiling.Shell, g.Shell > ceiling.Shell)
+	add("network", g.Network, ceiling.Network, g.Network > ceiling.Network)
+	add("desktop", g.Desktop, ceiling.Desktop, g.Desktop > ceiling.Desktop)
+	if g.Tools != nil || ceiling.Tools != nil {
+		in := g.Intersect(ceiling).Tools
+		switch {
+		case g.Tools == nil && ceiling.Tools != nil:
+			out = append(out, "tools=any exceeds the ceiling's tools="+strings.Join(ceiling.Tools, "+"))
+		default:
+			for _, t := range g.Tools {
+				if !slices.Contains(in, t) {
+					out = append(out, fmt.Sprintf("tool %q is not in the ceiling", t))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Describe says in plain words what the grant allows, one line per field.
+func (g Grant) Describe() []string {
+	lines := []string{
+		"files=" + g.Files.String() + ": " + [...]string{
+			"the workspace is not visible",
+			"the workspace is readable, not writable",
+			"the workspace is writable, except git config, hooks and wrun's own config",
+		}[g.Files],
+		"shell=" + g.Shell.String() + ": " + [...]string{
+			"no process may be launched",
+			"programs run but write nothing except /dev/null and a private temp dir",
+			"programs may write build outputs, test temp files and git fetch plumbing, nothing else",
+			"programs may write where files allows plus the user's tool caches",
+		}[g.Shell],
+		"network=" + g.Network.String() + ": " + [...]string{
+			"no TCP and no socket family but UNIX",
+			"network allowed",
+		}[g.Network],
+		"desktop=" + g.Desktop.String() + ": " + [...]string{
+			"no display, D-Bus or terminal injection; their environment is removed",
+			"the desktop session (X11, Wayland, D-Bus) is reachable",
+		}[g.Desktop],
+	}
+	if g.Tools != nil {
+		if len(g.Tools) == 0 {
+			lines = append(lines, "tools=none: no tool family is granted")
+		} else {
+			lines = append(lines, "tools="+strings.Join(g.Tools, "+")+": only these tool families")
+		}
+	}
+	return lines
+}
+
+// Ceiling is the widest grant an invoking user can hand out without opening
+// the desktop: their own authority.
+func Ceiling() Grant {
+	return Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Desktop: DesktopOff}
+}

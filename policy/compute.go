@@ -1,0 +1,328 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/verify"
+)
+
+// Host is what the policy depends on besides the grant: facts about the
+// machine and the invocation. The launcher fills it in; tests build it.
+type Host struct {
+	// Workdir is the workspace root: absolute, symlinks resolved.
+	Workdir string
+	// Home is the invoking user's home directory, $HOME ("" if unknown).
+	Home string
+	// AccountHome is the home directory of the account (from the user
+	// database), when it differs from Home; its credential stores are
+	// hidden too.
+	AccountHome string
+	// Env is the invoking environment, as os.Environ returns it.
+	Env []string
+	// TempDir is the private temp dir made for this run; "" when only
+	// explaining.
+	TempDir string
+	// StateDir is wrun's per-user state directory (private caches kept
+	// between sandboxed runs); "" disables such caches.
+	StateDir string
+	// Stdio holds the paths behind file descriptors 0, 1 and 2 when they
+	// are files or terminals, "" otherwise.
+	Stdio [3]string
+	// Sandbox names the enforcement ("landlock"); exported as WRUN_SANDBOX.
+	Sandbox string
+}
+
+// Options are the user's additions to the grant.
+type Options struct {
+	// AllowRead and AllowWrite are extra paths: absolute, symlinks resolved.
+	AllowRead, AllowWrite []string
+	// KeepEnv names variables to pass through even though the grant would
+	// remove them.
+	KeepEnv []string
+}
+
+// credentialStores are paths under the home directory that hold secrets.
+var credentialStores = []struct{ rel, why string }{
+	{".ssh", "SSH keys"},
+	{".gnupg", "GnuPG keys"},
+	{".aws", "AWS credentials"},
+	{".azure", "Azure credentials"},
+	{".config/gcloud", "Google Cloud credentials"},
+	{".config/gh", "GitHub CLI token"},
+	{".kube", "Kubernetes credentials"},
+	{".docker/config.json", "container registry credentials"},
+	{".netrc", "passwords for network hosts"},
+	{".git-credentials", "git's stored credentials"},
+	{".config/git/credentials", "git's stored credentials"},
+	{".cargo/credentials.toml", "crates registry token"},
+	{".cargo/credentials", "crates registry token"},
+	{".npmrc", "npm registry tokens"},
+	{".pypirc", "package index passwords"},
+	{".password-store", "pass password store"},
+	{".local/share/keyrings", "desktop keyring"},
+}
+
+// Compute derives the policy for grant g on host h with options o.
+func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
+	if !filepath.IsAbs(h.Workdir) {
+		return nil, fmt.Errorf("workdir %q is not absolute", h.Workdir)
+	}
+	for _, p := range append(slices.Clone(o.AllowRead), o.AllowWrite...) {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("path %q is not absolute", p)
+		}
+	}
+	p := &Policy{
+		Grant:     g,
+		GrantSpec: g.String(),
+		GrantName: g.Name(),
+		Workdir:   h.Workdir,
+		Cwd:       h.Workdir,
+		TempDir:   h.TempDir,
+		Network:   Network{Allow: g.Network == grant.NetworkOn},
+		IPC: IPC{
+			AbstractUnixOutside: g.Desktop == grant.DesktopOn,
+			PathUnixOutside:     g.Desktop == grant.DesktopOn,
+		},
+	}
+	getenv := envLookup(h.Env)
+
+	// Reads: everything, then holes.
+	p.add(Rule{Path: "/", Access: ReadExec, Source: "grant", Why: "the whole file system is readable, except the hidden paths below"})
+	p.Hidden = append(p.Hidden, Hole{Path: "/dev", Withheld: All &^ ReadDir,
+		Why: "device nodes: only the few listed as readable or writable are open to the child"})
+	p.Hidden = append(p.Hidden, Hole{Path: "/dev/pts", Withheld: All &^ ReadDir,
+		Why: "other terminals of this user: reading one steals its keystrokes"})
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
+		p.add(Rule{Path: d, Access: ReadFile | WriteExisting, Source: "grant", Why: "discarding output", Optional: true})
+	}
+	for _, d := range []string{"/dev/random", "/dev/urandom"} {
+		p.add(Rule{Path: d, Access: ReadFile, Source: "grant", Why: "random numbers", Optional: true})
+	}
+	p.add(Rule{Path: "/dev/tty", Access: Device, Source: "grant", Why: "the controlling terminal, for interactive use", Optional: true})
+	for _, home := range slices.Compact([]string{h.Home, h.AccountHome}) {
+		if home == "" {
+			continue
+		}
+		for _, c := range credentialStores {
+			p.Hidden = append(p.Hidden, Hole{Path: filepath.Join(home, c.rel), Withheld: All &^ ReadDir,
+				Why: "credential store (" + c.why + ")"})
+		}
+	}
+	p.Hidden = resolveHoles(p.Hidden)
+	if g.Files == grant.FilesNone {
+		p.Hidden = append(p.Hidden, Hole{Path: h.Workdir, Withheld: All, Why: "the workspace (files=none)"})
+		p.Cwd = "/"
+		if h.TempDir != "" {
+			p.Cwd = h.TempDir
+		}
+	}
+
+	// The streams the child inherits: it holds them already, and reopening
+	// /dev/stdout must keep working.
+	for fd, path := range h.Stdio {
+		if !filepath.IsAbs(path) {
+			continue
+		}
+		acc := ReadFile
+		if fd > 0 {
+			acc = ReadFile | WriteExisting
+		}
+		if strings.HasPrefix(path, "/dev/") {
+			acc |= Device
+		}
+		p.add(Rule{Path: path, Access: acc, Source: "stdio", Why: fmt.Sprintf("what file descriptor %d is open on", fd), Optional: true})
+	}
+
+	// Writes.
+	if h.TempDir != "" {
+		p.add(Rule{Path: h.TempDir, Access: ReadWrite, Source: "grant", Why: "private temp dir (TMPDIR), removed after the run"})
+	}
+	if g.Files == grant.FilesWrite {
+		p.add(Rule{Path: h.Workdir, Access: ReadWrite, Source: "grant", Why: "the workspace (files=write)"})
+	}
+	var vscope verify.Scope
+	if g.Shell >= grant.ShellVerify {
+		stateDir := ""
+		if h.StateDir != "" {
+			sum := sha256.Sum256([]byte(h.Workdir))
+			stateDir = filepath.Join(h.StateDir, "ws", hex.EncodeToString(sum[:8]))
+		}
+		vscope = verify.Compute(verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
+			StateDir: stateDir, SharedCaches: g.Shell == grant.ShellFull})
+		for _, w := range vscope.Writable {
+			acc := ReadWrite
+			create := CreateNone
+			if !w.Dir {
+				acc = ReadFile | WriteExisting
+			}
+			if w.Create {
+				create = CreateFile
+				if w.Dir {
+					create = CreateDir
+				}
+			}
+			r := Rule{Path: w.Path, Access: acc, Source: "verify:" + w.Tool, Why: w.Why, Create: create, Optional: !w.Create}
+			if Within(r.Path, h.Workdir) && r.Path != h.Workdir {
+				r.Beneath = h.Workdir
+			}
+			p.add(r)
+		}
+		p.Notes = append(p.Notes, vscope.Notes...)
+	}
+	if g.Shell == grant.ShellFull {
+		for _, c := range userCaches(h.Home, getenv) {
+			p.add(Rule{Path: c.Path, Access: ReadWrite, Source: "full:" + c.Tool, Why: c.Why, Optional: true})
+		}
+	}
+	for _, r := range o.AllowRead {
+		p.add(Rule{Path: r, Access: ReadExec, Source: "--allow-read", Why: "granted on the command line"})
+	}
+	for _, w := range o.AllowWrite {
+		p.add(Rule{Path: w, Access: ReadWrite, Source: "--allow-write", Why: "granted on the command line"})
+	}
+	// An explicit grant of exactly a hidden path opens it. (One inside a
+	// hidden path opens just itself; one above it is carved like any other.)
+	p.Hidden = slices.DeleteFunc(p.Hidden, func(hl Hole) bool {
+		for _, r := range p.Rules {
+			if (r.Source == "--allow-read" || r.Source == "--allow-write") && r.Path == hl.Path {
+				return true
+			}
+		}
+		return false
+	})
+
+	p.Protected = protectedPaths(p, h)
+	p.EnvSet, p.EnvUnset, p.Env = childEnv(g, h, o, vscope.Env)
+	if g.Files != grant.FilesNone {
+		p.Notes = append(p.Notes, "names inside hidden directories can be listed; their contents cannot be read")
+	}
+	return p, nil
+}
+
+// add appends r, merging it with an existing rule on the same path.
+func (p *Policy) add(r Rule) {
+	r.Path = filepath.Clean(r.Path)
+	for i := range p.Rules {
+		if p.Rules[i].Path == r.Path {
+			p.Rules[i].Access |= r.Access
+			if r.Create != CreateNone {
+				p.Rules[i].Create = r.Create
+			}
+			p.Rules[i].Optional = p.Rules[i].Optional && r.Optional
+			if !strings.Contains(p.Rules[i].Why, r.Why) {
+				p.Rules[i].Why += "; " + r.Why
+			}
+			return
+		}
+	}
+	p.Rules = append(p.Rules, r)
+}
+
+// Within reports whether path is base or lies beneath it.
+func Within(path, base string) bool {
+	if base == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == base || strings.HasPrefix(path, base+"/")
+}
+
+func envLookup(env []string) func(string) string {
+	return func(name string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// userCaches are the tool caches that shell=full makes writable.
+func userCaches(home string, getenv func(string) string) []verify.Path {
+	var out []verify.Path
+	add := func(path, tool, why string) {
+		if path != "" {
+			out = append(out, verify.Path{Path: filepath.Clean(path), Dir: true, Tool: tool, Why: why})
+		}
+	}
+	cacheHome := getenv("XDG_CACHE_HOME")
+	if cacheHome == "" && home != "" {
+		cacheHome = filepath.Join(home, ".cache")
+	}
+	add(cacheHome, "xdg", "the user's cache directory (shell=full)")
+	cargoHome := getenv("CARGO_HOME")
+	if cargoHome == "" && home != "" {
+		cargoHome = filepath.Join(home, ".cargo")
+	}
+	if cargoHome != "" {
+		add(filepath.Join(cargoHome, "registry"), "cargo", "cargo's download cache (shell=full)")
+		add(filepath.Join(cargoHome, "git"), "cargo", "cargo's git checkouts (shell=full)")
+	}
+	if gc := getenv("GOCACHE"); gc != "" {
+		add(gc, "go", "the user's go build cache (shell=full)")
+	}
+	gomod := getenv("GOMODCACHE")
+	if gomod == "" {
+		gopath := getenv("GOPATH")
+		if gopath == "" && home != "" {
+			gopath = filepath.Join(home, "go")
+		}
+		if gopath != "" {
+			gomod = filepath.Join(strings.Split(gopath, ":")[0], "pkg", "mod")
+		}
+	}
+	add(gomod, "go", "the go module cache (shell=full)")
+	if home != "" {
+		add(filepath.Join(home, ".npm"), "npm", "npm's cache (shell=full)")
+	}
+	return out
+}
+
+// exists reports whether path exists (without following a final symlink).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// resolveHoles adds, for each hole reached through a symbolic link, the
+// hole at the link's target: a rule carved around the link would otherwise
+// still cover the target where it really lies.
+func resolveHoles(holes []Hole) []Hole {
+	out := slices.Clone(holes)
+	dirs := map[string]string{} // resolved parents, computed once each
+	for _, hl := range holes {
+		parent := filepath.Dir(hl.Path)
+		dir, ok := dirs[parent]
+		if !ok {
+			var err error
+			if dir, err = filepath.EvalSymlinks(parent); err != nil {
+				dir = "" // the parent does not exist: nothing to resolve
+			}
+			dirs[parent] = dir
+		}
+		if dir == "" {
+			continue
+		}
+		real := filepath.Join(dir, filepath.Base(hl.Path))
+		if fi, err := os.Lstat(real); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if r, err := filepath.EvalSymlinks(real); err == nil {
+				real = r
+			}
+		}
+		if real != hl.Path {
+			r := hl
+			r.Path = real
+			r.Why = hl.Why + " (where " + hl.Path + " really lies)"
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,10 @@
+// Package linux enforces a policy.Policy on Linux: Landlock for the file
+// system, TCP and IPC scopes, a seccomp filter for what Landlock cannot
+// express, a private mount namespace for paths that must stay unwritable
+// inside writable trees, and the launcher that starts the child from a
+// dedicated, restricted OS thread of wrun so that no second process start
+// is needed.
+//
+// It is the only package that makes sandboxing system calls; every file
+// that does is built for Linux only.
+package linux

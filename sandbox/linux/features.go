@@ -1,0 +1,94 @@
+//go:build linux
+
+package linux
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Features is what this kernel and process can enforce.
+type Features struct {
+	Kernel        string `json:"kernel"`
+	LandlockABI   int    `json:"landlock_abi"`
+	LandlockError string `json:"landlock_error,omitempty"`
+	Seccomp       bool   `json:"seccomp"`
+	UserNotif     bool   `json:"seccomp_user_notification"`
+	// UserNS: an unprivileged user namespace can be created.
+	UserNS bool `json:"user_namespaces"`
+	// MountNS: this process may create a mount namespace on a thread
+	// (it holds CAP_SYS_ADMIN).
+	MountNS bool `json:"mount_namespace"`
+	// Root: wrun runs as uid 0; the child's capabilities are then dropped.
+	Root bool `json:"root"`
+}
+
+// Probe asks the kernel what it supports. It has no side effect.
+func Probe() Features {
+	var f Features
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		f.Kernel = unix.ByteSliceToString(uts.Release[:])
+	}
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	switch {
+	case errno == 0:
+		f.LandlockABI = int(abi)
+	case errno == unix.ENOSYS:
+		f.LandlockError = "the kernel was built without Landlock (CONFIG_SECURITY_LANDLOCK)"
+	case errno == unix.EOPNOTSUPP:
+		f.LandlockError = "Landlock is built in but not enabled (add landlock to the lsm= boot parameter)"
+	default:
+		f.LandlockError = errno.Error()
+	}
+	// seccomp(SECCOMP_GET_ACTION_AVAIL) tells which return actions exist.
+	if actionAvail(unix.SECCOMP_RET_ERRNO) {
+		f.Seccomp = true
+		f.UserNotif = actionAvail(unix.SECCOMP_RET_USER_NOTIF)
+	}
+	f.Root = os.Geteuid() == 0
+	f.MountNS = hasCapSysAdmin()
+	f.UserNS = userNSAllowed()
+	return f
+}
+
+func actionAvail(action uint32) bool {
+	const seccompGetActionAvail = 2
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompGetActionAvail, 0, uintptr(unsafe.Pointer(&action)))
+	return errno == 0
+}
+
+func hasCapSysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// userNSAllowed reads the sysctls that gate unprivileged user namespaces;
+// it does not create one.
+func userNSAllowed() bool {
+	read := func(p string) (string, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", !errors.Is(err, os.ErrNotExist)
+		}
+		return strings.TrimSpace(string(b)), true
+	}
+	if v, ok := read("/proc/sys/user/max_user_namespaces"); ok && v == "0" {
+		return false
+	}
+	if v, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && v == "0" {
+		return false
+	}
+	if v, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && v == "1" {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,346 @@
+//go:build linux
+
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// MarkInheritedFDsCloseOnExec sets close-on-exec on every descriptor above
+// 2, so nothing wrun inherited reaches the child. Call it first thing.
+func MarkInheritedFDsCloseOnExec() error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing open file descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		unix.CloseOnExec(fd)
+	}
+	return nil
+}
+
+// Run enforces the plan and runs the command under it. It returns when the
+// command has exited and, unless KeepBackground is set, every process it
+// left behind has been ended.
+func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
+	if len(c.Argv) == 0 {
+		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: errors.New("no command")}
+	}
+	for _, cr := range pl.Create {
+		if err := create(cr); err != nil {
+			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+		}
+	}
+	// Interactive: the child stays in wrun's process group, so the
+	// terminal's job control (Ctrl-C, Ctrl-Z) reaches both, and signals the
+	// terminal sends are not forwarded a second time. Otherwise the child
+	// leads a process group of its own, and wrun forwards to all of it.
+	interactive := isForeground(c.Stdin)
+	// The launch goroutine starts first so that the runtime's creation of
+	// its thread overlaps with building the ruleset.
+	ready := make(chan *ruleset, 1)
+	started := make(chan startResult, 1)
+	done := make(chan *os.ProcessState, 1)
+	go launch(pl, ready, c, interactive, started, done)
+
+	var rs *ruleset
+	if pl.ABI > 0 {
+		var err error
+		if rs, err = buildRuleset(pl.attr, pl.fsRules()); err != nil {
+			close(ready)
+			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+		}
+		defer rs.close()
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		close(ready)
+		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: fmt.Errorf("becoming a child subreaper: %w", err)}
+	}
+	ready <- rs
+	sr := <-started
+	if sr.err != nil {
+		return sandbox.Result{}, sr.err
+	}
+	pid := sr.pid
+
+	var state *os.ProcessState
+wait:
+	for {
+		select {
+		case state = <-done:
+			break wait
+		case s := <-c.Signals:
+			sig, ok := s.(syscall.Signal)
+			switch {
+			case !ok:
+			case !interactive:
+				_ = unix.Kill(-pid, sig)
+			case sig != unix.SIGINT && sig != unix.SIGQUIT:
+				_ = unix.Kill(pid, sig)
+			}
+		}
+	}
+	res := sandbox.Result{}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal()
+		res.ExitCode = 128 + int(ws.Signal())
+	} else {
+		res.ExitCode = state.ExitCode()
+	}
+	if !pl.Options.KeepBackground {
+		pgid := pid
+		if interactive {
+			pgid = 0
+		}
+		res.Killed = killLeftovers(pgid)
+	}
+	for _, pr := range pl.Sweep {
+		removed, err := sweep(pr)
+		if err != nil {
+			res.Warnings = append(res.Warnings, err.Error())
+		}
+		if removed {
+			res.Swept = append(res.Swept, pr.Path)
+		}
+	}
+	return res, nil
+}
+
+type startResult struct {
+	pid int
+	err error
+}
+
+// launch runs on its own OS thread, which it locks and never unlocks: the
+// sandbox is applied to this thread alone, the child is forked from it (so
+// inherits it), and the Go runtime discards the thread when launch returns.
+// The thread lives until the child exits, which PR_SET_PDEATHSIG needs: the
+// child's death signal fires when the thread that forked it ends.
+func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- *os.ProcessState) {
+	runtime.LockOSThread()
+	prog := buildFilter(pl.seccomp)
+	rs, ok := <-ready
+	if !ok {
+		return // the caller failed before the sandbox was ready
+	}
+	if err := restrictThread(pl, rs, prog); err != nil {
+		started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
+		return
+	}
+	p := pl.Policy
+	path, err := lookPath(c.Argv[0], p.Env, p.Cwd)
+	if err != nil {
+		started <- startResult{err: err}
+		return
+	}
+	cmd := &exec.Cmd{
+		Path:   path,
+		Args:   c.Argv,
+		Env:    p.Env,
+		Dir:    p.Cwd,
+		Stdin:  c.Stdin,
+		Stdout: c.Stdout,
+		Stderr: c.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   !interactive,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if err := cmd.Start(); err != nil {
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		started <- startResult{err: &sandbox.StartError{Code: code, Err: explainStart(c.Argv[0], err)}}
+		return
+	}
+	started <- startResult{pid: cmd.Process.Pid}
+	_ = cmd.Wait() // the exit status is in ProcessState
+	done <- cmd.ProcessState
+}
+
+// restrictThread applies the plan to the calling (locked) thread, in the
+// only order that works: mounts need CAP_SYS_ADMIN, so they come before
+// capabilities are dropped; Landlock and seccomp need no_new_privs; the
+// seccomp filter refuses mount calls, so it comes last.
+func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) error {
+	if len(pl.Mounts) > 0 {
+		if err := enterMountNS(); err != nil {
+			return err
+		}
+		for _, m := range pl.Mounts {
+			if err := protectPath(m); err != nil {
+				return err
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if pl.DropCaps {
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
+	if rs != nil {
+		if err := restrictSelf(rs); err != nil {
+			return err
+		}
+	}
+	if pl.Features.Seccomp {
+		if err := loadFilter(prog); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the calling thread's bounding, ambient,
+// inheritable, permitted and effective sets, so that a child run as root
+// gains no capability at exec.
+func dropCapabilities() error {
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	return nil
+}
+
+// lookPath finds argv0 the way a shell would, with the child's PATH. A
+// name with a slash is taken as it is (relative to the child's directory).
+func lookPath(argv0 string, env []string, dir string) (string, error) {
+	if strings.Contains(argv0, "/") {
+		return argv0, nil
+	}
+	pathEnv := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		cand := filepath.Join(d, argv0)
+		if !filepath.IsAbs(cand) {
+			cand = filepath.Join(dir, cand)
+		}
+		fi, err := os.Stat(cand)
+		if err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", &sandbox.StartError{Code: 127, Err: fmt.Errorf("%s: command not found in PATH", argv0)}
+}
+
+func explainStart(argv0 string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("%s: no such file or directory", argv0)
+	case errors.Is(err, unix.EACCES):
+		return fmt.Errorf("%s: permission denied: the sandbox does not allow executing it, or it is not executable", argv0)
+	}
+	return fmt.Errorf("%s: %w", argv0, err)
+}
+
+// isForeground reports whether stdin is a terminal whose foreground process
+// group is wrun's: an interactive run.
+func isForeground(stdin *os.File) bool {
+	if stdin == nil {
+		return false
+	}
+	pgrp, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// children lists wrun's direct children (reparented orphans included).
+func children() []int {
+	var out []int
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// killLeftovers ends every process the command left behind: its process
+// group (if it has its own), then, repeatedly, every child reparented to wrun (a subreaper),
+// including ones that called setsid. It returns how many it ended.
+func killLeftovers(pgid int) int {
+	killed := 0
+	for round := 0; round < 1000; round++ {
+		if pgid > 0 {
+			_ = unix.Kill(-pgid, unix.SIGKILL)
+		}
+		// The common case: no child at all is left (ECHILD), one call.
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); errors.Is(err, unix.ECHILD) {
+			return killed
+		}
+		kids := children()
+		if len(kids) == 0 {
+			return killed
+		}
+		for _, k := range kids {
+			if unix.Kill(k, unix.SIGKILL) == nil {
+				killed++
+			}
+		}
+		for _, k := range kids {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(k, &ws, 0, nil)
+		}
+	}
+	return killed
+}
+
+// Run enforces the plan and runs c under it; see the package function Run.
+func (pl *Plan) Run(c sandbox.Command) (sandbox.Result, error) { return Run(pl, c) }

@@ -1,0 +1,152 @@
+//go:build linux
+
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wrun-dev/wrun/policy"
+)
+
+// enterMountNS gives the calling thread a private mount namespace whose
+// changes do not propagate back to the host. Call it on a locked thread
+// that is discarded afterwards.
+func enterMountNS() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("creating a mount namespace: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return fmt.Errorf("making mounts private to the sandbox: %w", err)
+	}
+	return nil
+}
+
+// openProtected opens a protected path as O_PATH, reached from its
+// writable root without following symbolic links.
+func openProtected(pr policy.Protected) (int, error) {
+	if pr.Path == pr.Within || pr.Within == "" {
+		return unix.Open(pr.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	rel, err := filepath.Rel(pr.Within, pr.Path)
+	if err != nil {
+		return -1, err
+	}
+	return openBeneath(pr.Within, rel, unix.O_PATH|unix.O_NOFOLLOW)
+}
+
+// protectPath bind-mounts a path onto itself: read-only, or for a pinned
+// directory read-write, which is enough to make it a mount point that
+// cannot be renamed, removed or replaced. It uses the new mount API on file
+// descriptors so no path is resolved twice.
+func protectPath(pr policy.Protected) error {
+	fd, err := openProtected(pr)
+	if err != nil {
+		return fmt.Errorf("protecting %s: %w", pr.Path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("protecting %s: %w", pr.Path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return fmt.Errorf("protecting %s: it is a symbolic link; a link cannot be protected in place (replace it with the file it points to)", pr.Path)
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("protecting %s: open_tree: %w", pr.Path, err)
+	}
+	defer unix.Close(tree)
+	if !pr.Pin {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+			return fmt.Errorf("protecting %s: mount_setattr: %w", pr.Path, err)
+		}
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("protecting %s: move_mount: %w", pr.Path, err)
+	}
+	return nil
+}
+
+// create makes a path the plan needs before the child starts: a missing
+// directory (with its parents) or an empty file. Beneath the workspace it
+// never follows a symbolic link.
+func create(c creation) error {
+	if c.Beneath == "" || c.Path == c.Beneath {
+		if c.Dir {
+			return os.MkdirAll(c.Path, 0o755)
+		}
+		f, err := os.OpenFile(c.Path, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	rel, err := filepath.Rel(c.Beneath, c.Path)
+	if err != nil {
+		return err
+	}
+	parent, base := filepath.Split(rel)
+	if parent != "" {
+		if err := create(creation{Path: filepath.Join(c.Beneath, parent), Dir: true, Beneath: c.Beneath}); err != nil {
+			return err
+		}
+	}
+	dfd, err := openBeneath(c.Beneath, filepath.Clean("./"+parent), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", c.Path, err)
+	}
+	defer unix.Close(dfd)
+	if c.Dir {
+		err = unix.Mkdirat(dfd, base, 0o755)
+	} else {
+		var fd int
+		fd, err = unix.Openat(dfd, base, unix.O_CREAT|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("creating %s: %w", c.Path, err)
+	}
+	return nil
+}
+
+// sweep removes a path that must not exist, if the child created it. The
+// parent is reached without following symbolic links.
+func sweep(pr policy.Protected) (bool, error) {
+	within := pr.Within
+	if within == "" {
+		within = "/"
+	}
+	rel, err := filepath.Rel(within, filepath.Dir(pr.Path))
+	if err != nil {
+		return false, err
+	}
+	dfd, err := openBeneath(within, rel, unix.O_PATH|unix.O_DIRECTORY)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("checking %s: %w", pr.Path, err)
+	}
+	defer unix.Close(dfd)
+	base := filepath.Base(pr.Path)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("checking %s: %w", pr.Path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		// A directory the child made: remove it with its contents, from
+		// the real path now that nothing sandboxed runs.
+		return true, os.RemoveAll(pr.Path)
+	}
+	return true, unix.Unlinkat(dfd, base, 0)
+}

@@ -1,0 +1,186 @@
+//go:build linux
+
+package linux
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// Plan is a policy made concrete for this kernel: the Landlock ruleset,
+// the seccomp filter, the mounts and the checks after the run.
+type Plan struct {
+	Policy   *policy.Policy `json:"-"`
+	Features Features       `json:"features"`
+	ABI      int            `json:"landlock_abi"`
+	attr     rulesetAttr
+	Rules    []policy.Rule `json:"-"`
+	// Mounts protect paths inside writable trees in a private mount
+	// namespace: parents first.
+	Mounts []policy.Protected `json:"-"`
+	// Sweep lists protected paths that must not come into existence; they
+	// are checked, and removed, after the run.
+	Sweep []policy.Protected `json:"-"`
+	// Create lists what wrun creates before the child starts.
+	Create  []creation `json:"-"`
+	seccomp seccompSpec
+	// Protection says how protected paths are enforced.
+	Protection string          `json:"protection"`
+	Gaps       []sandbox.Gap   `json:"gaps"`
+	Notes      []string        `json:"notes"`
+	Degraded   bool            `json:"degraded"`
+	DropCaps   bool            `json:"drop_capabilities"`
+	Options    sandbox.Options `json:"-"`
+}
+
+type creation struct {
+	Path    string
+	Dir     bool
+	Beneath string
+}
+
+// NewPlan decides how to enforce p with the features f. It reads
+// directories (to carve holes) but changes nothing.
+func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
+	pl := &Plan{Policy: p, Features: f, ABI: f.LandlockABI, Options: o, DropCaps: f.Root}
+	abi := f.LandlockABI
+	gap := func(essential bool, what, consequence string, needABI int) {
+		need := fmt.Sprintf("Landlock ABI %d (%s)", needABI, abiKernel(needABI))
+		if needABI == 0 {
+			need = "seccomp"
+		}
+		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: what, Consequence: consequence, Need: need, Essential: essential})
+	}
+	if abi < 1 {
+		what := "Landlock"
+		if f.LandlockError != "" {
+			what += " (" + f.LandlockError + ")"
+		}
+		gap(true, what, "the file system is not restricted at all", 1)
+	} else {
+		if abi < 2 {
+			gap(false, "renames and links across directories (REFER)", "always refused, so git and cargo may fail", 2)
+		}
+		if abi < 3 {
+			gap(true, "truncate control", "the child could truncate any file it can read", 3)
+		}
+		if abi < 5 {
+			gap(false, "ioctl control on devices", "device ioctls are not restricted (terminal injection is still blocked by seccomp)", 5)
+		}
+		if abi < 6 {
+			gap(true, "signal scoping", "the child could signal (kill) the user's other processes", 6)
+		}
+	}
+	if !f.Seccomp {
+		gap(true, "seccomp filter", "ptrace, io_uring, bpf and socket families are not restricted", 0)
+	}
+
+	// Landlock ruleset attributes.
+	pl.attr.handledFS = handledFS(abi)
+	if p.IPC.PathUnixOutside {
+		pl.attr.handledFS &^= llResolveUnix
+	}
+	if !p.Network.Allow && abi >= 4 {
+		pl.attr.handledNet = llNetBindTCP | llNetConnectTCP
+	}
+	if abi >= 6 {
+		pl.attr.scoped = llScopeSignal
+		if !p.IPC.AbstractUnixOutside {
+			pl.attr.scoped |= llScopeAbstractUnix
+		}
+	}
+
+	// seccomp.
+	pl.seccomp.DenyInet = !p.Network.Allow
+	if !p.IPC.PathUnixOutside && abi < 9 {
+		pl.seccomp.DenyUnix = true
+		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; ABI 9 can", abi))
+	}
+
+	// Paths that must stay unwritable inside writable trees.
+	holes := append([]policy.Hole(nil), p.Hidden...)
+	for _, pr := range p.Protected {
+		switch {
+		case !pr.Exists && pr.Create == policy.CreateNone:
+			pl.Sweep = append(pl.Sweep, pr)
+		case f.MountNS:
+			pl.Mounts = append(pl.Mounts, pr)
+		case pr.Pin:
+			// Carving the config and hooks holes beneath it already takes
+			// every create and remove right from the gitdir's parent, so
+			// the gitdir cannot be renamed or replaced.
+		default:
+			holes = append(holes, policy.Hole{Path: pr.Path, Withheld: policy.Write, Why: pr.Why})
+		}
+		if pr.Create != policy.CreateNone {
+			pl.Create = append(pl.Create, creation{Path: pr.Path, Dir: pr.Create == policy.CreateDir, Beneath: pr.Within})
+		}
+	}
+	sort.Slice(pl.Mounts, func(i, j int) bool { return pl.Mounts[i].Path < pl.Mounts[j].Path })
+	switch {
+	case len(pl.Mounts) > 0:
+		pl.Protection = "read-only bind mounts in a private mount namespace"
+	case len(p.Protected) > len(pl.Sweep):
+		pl.Protection = "carved Landlock rules (no mount namespace: wrun lacks CAP_SYS_ADMIN)"
+		pl.Notes = append(pl.Notes, "protected paths are enforced by carved rules: new entries cannot be created directly in a directory that holds a protected path (the workspace root, .git)")
+	}
+	if len(pl.Sweep) > 0 {
+		pl.Notes = append(pl.Notes, "paths that must not appear (listed as protected, absent) are checked after the run and removed if the child created them")
+	}
+
+	for _, r := range p.Rules {
+		if r.Create != policy.CreateNone {
+			pl.Create = append(pl.Create, creation{Path: r.Path, Dir: r.Create == policy.CreateDir, Beneath: r.Beneath})
+		}
+	}
+	rules, notes := policy.Carve(p.Rules, holes, policy.OSLister)
+	pl.Rules = rules
+	pl.Notes = append(pl.Notes, notes...)
+
+	var essential bool
+	for _, g := range pl.Gaps {
+		essential = essential || g.Essential
+	}
+	if essential {
+		if !o.BestEffort {
+			return pl, &sandbox.UnenforceableError{Gaps: pl.Gaps}
+		}
+		pl.Degraded = true
+	}
+	return pl, nil
+}
+
+// fsRules turns the plan's rules into Landlock rules.
+func (pl *Plan) fsRules() []fsRule {
+	out := make([]fsRule, 0, len(pl.Rules))
+	for _, r := range pl.Rules {
+		out = append(out, fsRule{Path: r.Path, Access: toLandlock(r.Access), Optional: r.Optional, NoFollow: r.NoFollow, Beneath: r.Beneath})
+	}
+	return out
+}
+
+// Summary says in one line what enforces the policy.
+func (pl *Plan) Summary() string {
+	var parts []string
+	if pl.ABI > 0 {
+		parts = append(parts, fmt.Sprintf("Landlock ABI %d", pl.ABI))
+	}
+	if pl.Features.Seccomp {
+		parts = append(parts, "seccomp filter")
+	}
+	if len(pl.Mounts) > 0 {
+		parts = append(parts, "private mount namespace")
+	}
+	if pl.DropCaps {
+		parts = append(parts, "root capabilities dropped")
+	}
+	s := strings.Join(parts, " + ")
+	if pl.Degraded {
+		s = "DEGRADED: " + s
+	}
+	return s
+}

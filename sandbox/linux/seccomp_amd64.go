@@ -1,0 +1,14 @@
+//go:build linux && amd64
+
+package linux
+
+import "golang.org/x/sys/unix"
+
+const (
+	auditArch = unix.AUDIT_ARCH_X86_64
+	// x32Bit marks x32-ABI system call numbers, which the filter refuses
+	// wholesale so that no call can slip past it under another number.
+	x32Bit = 0x40000000
+)
+
+var archDenied = []uint32{unix.SYS_IOPL, unix.SYS_IOPERM, unix.SYS_USELIB, unix.SYS__SYSCTL, unix.SYS_LOOKUP_DCOOKIE}

@@ -1,0 +1,12 @@
+//go:build linux && arm64
+
+package linux
+
+import "golang.org/x/sys/unix"
+
+const (
+	auditArch = unix.AUDIT_ARCH_AARCH64
+	x32Bit    = 0
+)
+
+var archDenied = []uint32{unix.SYS_LOOKUP_DCOOKIE}

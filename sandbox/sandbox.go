@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// Options change how a policy is enforced.
+type Options struct {
+	// BestEffort runs even when the kernel cannot enforce the whole policy;
+	// every output then says "degraded" and what is not enforced.
+	BestEffort bool
+	// KeepBackground leaves processes the command started in the
+	// background running after it exits.
+	KeepBackground bool
+}
+
+// Gap is something the policy asks for that this kernel cannot enforce.
+type Gap struct {
+	What        string `json:"what"`
+	Consequence string `json:"consequence"`
+	Need        string `json:"need"`
+	// Essential gaps refuse the run unless Options.BestEffort is set.
+	Essential bool `json:"essential"`
+}
+
+// UnenforceableError is returned when the kernel cannot enforce an
+// essential part of the policy and BestEffort is not set.
+type UnenforceableError struct{ Gaps []Gap }
+
+func (e *UnenforceableError) Error() string {
+	var parts []string
+	for _, g := range e.Gaps {
+		if g.Essential {
+			parts = append(parts, fmt.Sprintf("%s needs %s (%s)", g.What, g.Need, g.Consequence))
+		}
+	}
+	return "this kernel cannot enforce the grant: " + strings.Join(parts, "; ") +
+		"; pass --best-effort to run anyway, degraded"
+}
+
+// Report says how a policy is enforced on this machine.
+type Report struct {
+	// Platform names the mechanism: "landlock", "seatbelt".
+	Platform string `json:"platform"`
+	// Summary is one line: "Landlock ABI 7 + seccomp filter".
+	Summary string `json:"summary"`
+	// ABI is the Landlock ABI in use (Linux only).
+	ABI int `json:"landlock_abi,omitempty"`
+	// Protection says how protected paths are kept unwritable.
+	Protection string   `json:"protection,omitempty"`
+	Gaps       []Gap    `json:"gaps"`
+	Notes      []string `json:"notes"`
+	Degraded   bool     `json:"degraded"`
+}
+
+// Command is the child to run.
+type Command struct {
+	Argv                  []string
+	Stdin, Stdout, Stderr *os.File
+	// Signals, if set, delivers signals to forward to the child's process
+	// group while it runs. The caller owns the signal disposition (it calls
+	// signal.Notify), so it can do so early, off the launch path.
+	Signals <-chan os.Signal
+}
+
+// Result is how the child ended.
+type Result struct {
+	// ExitCode is the child's exit status, or 128+N when signal N killed it.
+	ExitCode int
+	// Signal is the signal that killed the child, or 0.
+	Signal syscall.Signal
+	// Killed counts processes the command left behind that wrun ended.
+	Killed int
+	// Swept lists protected paths the child created and wrun removed.
+	Swept []string
+	// Warnings are things that went wrong after the child started.
+	Warnings []string
+}
+
+// StartError is a failure to start the child. Code is the exit status wrun
+// reports: 127 not found, 126 found but not executable, 125 otherwise.
+type StartError struct {
+	Code int
+	Err  error
+}
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Feature is one thing a kernel can or cannot enforce, for `wrun doctor`.
+type Feature struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"`
+	// Consequence says, in one line, what this means for wrun.
+	Consequence string `json:"consequence"`
+}
