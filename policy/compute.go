@@ -176,6 +176,8 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			p.add(r)
 		}
 		p.Notes = append(p.Notes, vscope.Notes...)
+		p.Prepare = append(p.Prepare, vscope.Prepare...)
+		p.Finish = append(p.Finish, vscope.Finish...)
 	}
 	if g.Shell == grant.ShellFull {
 		for _, c := range userCaches(h.Home, getenv) {

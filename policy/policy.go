@@ -2,6 +2,7 @@ package policy
 
 import (
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // Create says what wrun creates before the child starts when a path is
@@ -113,8 +114,13 @@ type Policy struct {
 	EnvUnset  []EnvVar    `json:"env_removed"`
 	// Env is the child's complete environment. It is not in the JSON form:
 	// it holds whatever the invoking environment held.
-	Env   []string `json:"-"`
-	Notes []string `json:"notes,omitempty"`
+	Env []string `json:"-"`
+	// Prepare and Finish are steps wrun takes itself, unsandboxed, before
+	// the child starts and after everything it started has ended (see
+	// verify.Step).
+	Prepare []verify.Step `json:"prepare,omitempty"`
+	Finish  []verify.Step `json:"finish,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // Writable reports whether any rule lets the child write beneath path.

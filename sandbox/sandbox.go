@@ -78,6 +78,30 @@ type Result struct {
 	Swept []string
 	// Warnings are things that went wrong after the child started.
 	Warnings []string
+	// Denials are what the sandbox refused, as far as wrun could observe.
+	Denials []Denial
+}
+
+// Denial is one refused operation, as observed.
+type Denial struct {
+	// Time is when it was first seen (RFC 3339), PID the process, Program
+	// its argv[0].
+	Time    string `json:"time"`
+	PID     int    `json:"pid"`
+	Program string `json:"program"`
+	// Op is the operation: "open", "create", "mkdir", "unlink", "rename",
+	// "link", "symlink", "truncate", "connect", "bind", ...
+	Op string `json:"op"`
+	// Path or Addr is what it was refused on.
+	Path string `json:"path,omitempty"`
+	Addr string `json:"addr,omitempty"`
+	// Right is the missing right ("write_file", "make_reg", "connect_tcp").
+	Right string `json:"right"`
+	// Exact is true when the observer saw the call itself, false when the
+	// denial is inferred (from output).
+	Exact bool `json:"exact"`
+	// Count is how many times the same denial was seen.
+	Count int `json:"count"`
 }
 
 // StartError is a failure to start the child. Code is the exit status wrun

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,11 +37,44 @@ type EnvVar struct {
 	Name, Value, Why string
 }
 
+// Step is an action wrun takes outside the sandbox, before the child
+// starts (Prepare) or after it and everything it started have ended
+// (Finish): creating a quarantine, migrating what the child produced into
+// place. Kind names the action; the fields it uses depend on it.
+type Step struct {
+	Kind string `json:"kind"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	Why  string `json:"why"`
+}
+
 // Scope is the bounded write scope for one invocation.
 type Scope struct {
 	Writable []Path
 	Env      []EnvVar
-	Notes    []string
+	// Prepare and Finish are run by wrun, unsandboxed, around the child.
+	Prepare []Step
+	Finish  []Step
+	Notes   []string
+}
+
+// RunSteps carries out steps in order and returns what failed; it goes on
+// after a failure so one bad step does not strand the others.
+func RunSteps(steps []Step) []error {
+	var errs []error
+	for _, s := range steps {
+		if err := runStep(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", s.Kind, s.To, err))
+		}
+	}
+	return errs
+}
+
+func runStep(s Step) error {
+	switch s.Kind {
+	default:
+		return fmt.Errorf("unknown step kind %q", s.Kind)
+	}
 }
 
 // Compute returns the verify scope for in.

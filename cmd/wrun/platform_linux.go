@@ -3,6 +3,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/sandbox/linux"
@@ -12,14 +16,35 @@ const platformName = linux.Platform
 
 func platformInit() error { return linux.MarkInheritedFDsCloseOnExec() }
 
+// features probes the kernel. WRUN_LANDLOCK_ABI=N caps the Landlock ABI
+// wrun uses, to reproduce what an older kernel can (and cannot) enforce.
+func features() (linux.Features, error) {
+	f := linux.Probe()
+	if v := os.Getenv("WRUN_LANDLOCK_ABI"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, fmt.Errorf("WRUN_LANDLOCK_ABI=%q: want a whole number (the highest Landlock ABI to use)", v)
+		}
+		f.LandlockABI = min(f.LandlockABI, n)
+	}
+	return f, nil
+}
+
 // prepare plans enforcement of p. On an unenforceable grant it returns the
 // plan (for explain) together with the error.
 func prepare(p *policy.Policy, o sandbox.Options) (prepared, error) {
-	pl, err := linux.NewPlan(p, linux.Probe(), o)
+	f, err := features()
+	if err != nil {
+		return nil, err
+	}
+	pl, err := linux.NewPlan(p, f, o)
 	if pl == nil {
 		return nil, err
 	}
 	return pl, err
 }
 
-func doctor() []sandbox.Feature { return linux.Doctor(linux.Probe()) }
+func doctor() []sandbox.Feature {
+	f, _ := features()
+	return linux.Doctor(f)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // prepared is a policy planned for this platform, ready to run.
@@ -184,6 +185,7 @@ type runSummary struct {
 	Sandbox  string   `json:"sandbox"`
 	Degraded bool     `json:"degraded"`
 	Gaps     []string `json:"not_enforced,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 	ExitCode int      `json:"exit_code"`
 	Signal   int      `json:"signal,omitempty"`
 	Killed   int      `json:"background_killed,omitempty"`
@@ -216,6 +218,12 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 		return fail(exitWrunFailed, err)
 	}
 	sum.Grant = g.String()
+	sum.Notes = notes
+	if !pf.json {
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "wrun: note:", n)
+		}
+	}
 	if g.Shell == grant.ShellNone {
 		return fail(exitWrunFailed, fmt.Errorf("grant %s has shell=none: it allows no process to be launched", g))
 	}
@@ -255,6 +263,10 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 	if rep.Degraded && !pf.json {
 		fmt.Fprintf(stderr, "wrun: DEGRADED (--best-effort): not enforced: %s\n", strings.Join(sum.Gaps, "; "))
 	}
+	if errs := verify.RunSteps(p.Prepare); len(errs) > 0 {
+		verify.RunSteps(p.Finish)
+		return fail(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", errors.Join(errs...)))
+	}
 	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs})
 	if err != nil {
 		code := exitWrunFailed
@@ -266,6 +278,9 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 	}
 	if keepBackground {
 		removeTmp = false // background processes may still use it
+	}
+	for _, err := range verify.RunSteps(p.Finish) {
+		res.Warnings = append(res.Warnings, "after the run: "+err.Error())
 	}
 	sum.ExitCode, sum.Signal, sum.Killed, sum.Swept, sum.Warnings = res.ExitCode, int(res.Signal), res.Killed, res.Swept, res.Warnings
 	if pf.json {

@@ -1,0 +1,571 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestWriteOutsideGrantIsDenied(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	outside := filepath.Join(workspace(t), "outside.txt")
+	inside := filepath.Join(ws, "inside.txt")
+
+	// Control: without wrun both writes succeed.
+	if got := bare(t, runOpts{dir: ws}, "write", outside); got != "ok" {
+		t.Fatalf("control write outside: %s", got)
+	}
+	if got := bare(t, runOpts{dir: ws}, "write", inside); got != "ok" {
+		t.Fatalf("control write inside: %s", got)
+	}
+	os.Remove(outside)
+	os.Remove(inside)
+
+	for _, g := range []string{"inspect", "verify", "write", "full"} {
+		if got := probe(t, runOpts{dir: ws}, g, "write", outside); !strings.HasPrefix(got, "err EACCES") {
+			t.Errorf("%s: write outside the grant: %s", g, got)
+		}
+		if exists(outside) {
+			t.Fatalf("%s: %s appeared", g, outside)
+		}
+	}
+	for _, g := range []string{"inspect", "verify"} {
+		if got := probe(t, runOpts{dir: ws}, g, "write", inside); !strings.HasPrefix(got, "err EACCES") {
+			t.Errorf("%s: write in the read-only workspace: %s", g, got)
+		}
+		if exists(inside) {
+			t.Fatalf("%s: %s appeared", g, inside)
+		}
+	}
+	for _, g := range []string{"write", "full"} {
+		if got := probe(t, runOpts{dir: ws}, g, "write", inside); got != "ok" {
+			t.Errorf("%s: write in the writable workspace: %s", g, got)
+		}
+		os.Remove(inside)
+	}
+}
+
+func TestReadOnlyGrantsCannotTruncateOrRemove(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	f := filepath.Join(ws, "data.txt")
+	mustWrite(t, f, "precious\n")
+	for _, op := range [][]string{{"truncate", f}, {"remove", f}, {"append", f}, {"rename", f, f + ".moved"}, {"mkdir", filepath.Join(ws, "d")}} {
+		if got := probe(t, runOpts{dir: ws}, "inspect", op...); !strings.HasPrefix(got, "err EACCES") && !strings.HasPrefix(got, "err EXDEV") {
+			t.Errorf("%v under inspect: %s", op, got)
+		}
+	}
+	if mustRead(t, f) != "precious\n" {
+		t.Fatal("data.txt changed")
+	}
+	// Control: the same operation without wrun works.
+	if got := bare(t, runOpts{dir: ws}, "truncate", f); got != "ok" {
+		t.Fatalf("control truncate: %s", got)
+	}
+}
+
+func TestInspectReadsWorkspace(t *testing.T) {
+	ws := workspace(t)
+	mustWrite(t, filepath.Join(ws, "src", "main.c"), "int main(){}\n")
+	r := wrun(t, runOpts{dir: ws}, "--", "sh", "-c", "cat src/main.c && ls src && echo tmp=$TMPDIR && touch \"$TMPDIR/scratch\" && echo scratch-ok")
+	if r.code != 0 || !strings.Contains(r.stdout, "int main(){}") || !strings.Contains(r.stdout, "main.c") || !strings.Contains(r.stdout, "scratch-ok") {
+		t.Fatalf("inspect could not read the workspace or use TMPDIR:\n%s", r)
+	}
+	// The private temp dir is removed afterwards.
+	var tmp string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(l, "tmp="); ok {
+			tmp = v
+		}
+	}
+	if tmp == "" || exists(tmp) {
+		t.Fatalf("private TMPDIR %q was not removed", tmp)
+	}
+}
+
+func TestCredentialStoresAreHidden(t *testing.T) {
+	requireABI(t, 1)
+	ws := workspace(t)
+	home := workspace(t)
+	key := filepath.Join(home, ".ssh", "id_ed25519")
+	aws := filepath.Join(home, ".aws", "credentials")
+	netrc := filepath.Join(home, ".netrc")
+	rc := filepath.Join(home, ".bashrc")
+	for _, f := range []string{key, aws, netrc, rc} {
+		mustWrite(t, f, "secret\n")
+	}
+	env := runOpts{dir: ws, env: []string{"HOME=" + home}}
+	for _, f := range []string{key, aws, netrc} {
+		if got := bare(t, env, "read", f); got != "ok" {
+			t.Fatalf("control read %s: %s", f, got)
+		}
+		if got := probe(t, env, "inspect", "read", f); !strings.HasPrefix(got, "err EACCES") {
+			t.Errorf("read %s under inspect: %s", f, got)
+		}
+		if got := probe(t, env, "full", "read", f); !strings.HasPrefix(got, "err EACCES") {
+			t.Errorf("read %s under full: %s", f, got)
+		}
+	}
+	// Siblings of credential stores stay readable.
+	if got := probe(t, env, "inspect", "read", rc); got != "ok" {
+		t.Errorf("read %s: %s", rc, got)
+	}
+	// An explicit grant of exactly the store opens it.
+	r := wrun(t, env, "--allow-read", filepath.Join(home, ".ssh"), "--", bins.probe, "read", key)
+	if strings.TrimSpace(r.stdout) != "ok" {
+		t.Errorf("--allow-read ~/.ssh: %s", r)
+	}
+}
+
+func TestCredentialStoreBehindSymlinkIsHidden(t *testing.T) {
+	requireABI(t, 1)
+	ws := workspace(t)
+	home := workspace(t)
+	real := filepath.Join(workspace(t), "real-ssh")
+	mustWrite(t, filepath.Join(real, "id_rsa"), "secret\n")
+	if err := os.Symlink(real, filepath.Join(home, ".ssh")); err != nil {
+		t.Fatal(err)
+	}
+	env := runOpts{dir: ws, env: []string{"HOME=" + home}}
+	for _, p := range []string{filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(real, "id_rsa")} {
+		if got := bare(t, env, "read", p); got != "ok" {
+			t.Fatalf("control: %s", got)
+		}
+		if got := probe(t, env, "inspect", "read", p); !strings.HasPrefix(got, "err EACCES") {
+			t.Errorf("read %s through a symlinked ~/.ssh: %s", p, got)
+		}
+	}
+}
+
+func listen(t *testing.T) (addr string, accepted chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted = make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	return ln.Addr().String(), accepted
+}
+
+func TestNetworkOffDeniesTCP(t *testing.T) {
+	requireABI(t, 1)
+	ws := workspace(t)
+	addr, accepted := listen(t)
+	if got := bare(t, runOpts{dir: ws}, "tcp", addr); got != "ok" {
+		t.Fatalf("control connect: %s", got)
+	}
+	<-accepted
+	if got := probe(t, runOpts{dir: ws}, "inspect", "tcp", addr); !strings.HasPrefix(got, "err EPERM") && !strings.HasPrefix(got, "err EACCES") {
+		t.Errorf("connect with network=off: %s", got)
+	}
+	if got := probe(t, runOpts{dir: ws}, "verify,network=off", "socket", "inet6"); !strings.HasPrefix(got, "err EPERM") {
+		t.Errorf("AF_INET6 socket with network=off: %s", got)
+	}
+	if got := probe(t, runOpts{dir: ws}, "inspect", "socket-highbits"); !strings.HasPrefix(got, "err EPERM") {
+		t.Errorf("AF_INET socket with high bits set, network=off: %s", got)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the listener accepted a connection from the sandbox")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if got := probe(t, runOpts{dir: ws}, "inspect,network=on", "tcp", addr); got != "ok" {
+		t.Errorf("connect with network=on: %s", got)
+	}
+	if got := probe(t, runOpts{dir: ws}, "verify", "tcp", addr); got != "ok" {
+		t.Errorf("connect under verify (network=on): %s", got)
+	}
+}
+
+func TestTCPDeniedByLandlockAlone(t *testing.T) {
+	requireABI(t, 4)
+	// With desktop=off the seccomp filter already refuses AF_INET sockets;
+	// this checks the Landlock TCP rule on its own is in the ruleset by
+	// asserting the plan reports it.
+	ws := workspace(t)
+	r := wrun(t, runOpts{dir: ws}, "doctor", "--json")
+	if !strings.Contains(r.stdout, `"name":"landlock.tcp","available":true`) {
+		t.Fatalf("doctor does not report Landlock TCP: %s", r.stdout)
+	}
+}
+
+func TestUnixSocketsOutsideAreUnreachable(t *testing.T) {
+	requireABI(t, 1)
+	ws := workspace(t)
+	sock := filepath.Join(workspace(t), "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if got := bare(t, runOpts{dir: ws}, "unix", sock); got != "ok" {
+		t.Fatalf("control: %s", got)
+	}
+	for _, g := range []string{"inspect", "verify", "full"} {
+		if got := probe(t, runOpts{dir: ws}, g, "unix", sock); !strings.HasPrefix(got, "err EPERM") && !strings.HasPrefix(got, "err EACCES") {
+			t.Errorf("%s: connect to a UNIX socket outside: %s", g, got)
+		}
+	}
+	if got := probe(t, runOpts{dir: ws}, "inspect", "socketpair"); got != "ok" {
+		t.Errorf("socketpair: %s", got)
+	}
+	if got := probe(t, runOpts{dir: ws}, "inspect,desktop=on", "unix", sock); got != "ok" {
+		t.Errorf("desktop=on: %s", got)
+	}
+}
+
+func TestInheritedFileDescriptorIsClosed(t *testing.T) {
+	ws := workspace(t)
+	leak := filepath.Join(workspace(t), "leak.txt")
+	f, err := os.Create(leak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Control: a child of a plain launcher can write to the inherited fd 3.
+	if got := strings.TrimSpace(run(t, runOpts{dir: ws, files: []*os.File{f}}, bins.probe, "writefd", "3").stdout); got != "ok" {
+		t.Fatalf("control: %s", got)
+	}
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	r := wrun(t, runOpts{dir: ws, files: []*os.File{f}}, "--", bins.probe, "writefd", "3")
+	if !strings.HasPrefix(strings.TrimSpace(r.stdout), "err EBADF") {
+		t.Errorf("fd 3 reached the child: %s", r)
+	}
+	if s := mustRead(t, leak); s != "" {
+		t.Errorf("the child wrote %q through an inherited fd", s)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	ws := workspace(t)
+	notExec := filepath.Join(ws, "script.sh")
+	mustWrite(t, notExec, "#!/bin/sh\necho hi\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"child status", []string{"--", "sh", "-c", "exit 3"}, 3, ""},
+		{"success", []string{"--", "true"}, 0, ""},
+		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 128 + 15, ""},
+		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -KILL $$"}, 128 + 9, ""},
+		{"not found", []string{"--", "no-such-command-xyz"}, 127, "not found"},
+		{"not found by path", []string{"--", "./nope"}, 127, "no such file"},
+		{"not executable", []string{"--", notExec}, 126, "permission denied"},
+		{"unknown preset", []string{"--grant", "bogus", "--", "true"}, 125, `unknown preset "bogus"`},
+		{"bad field value", []string{"--grant", "verify,files=maybe", "--", "true"}, 125, "files is one of none, read, write"},
+		{"unknown field", []string{"--grant", "color=red", "--", "true"}, 125, `unknown field "color"`},
+		{"missing workdir", []string{"--workdir", "/no/such/dir", "--", "true"}, 125, "--workdir /no/such/dir"},
+		{"missing allow-write", []string{"--allow-write", "/no/such/path", "--", "true"}, 125, "--allow-write /no/such/path: no such file or directory"},
+		{"no command", []string{"--grant", "verify"}, 125, "no command"},
+		{"no dashes", []string{"ls", "-la"}, 125, "after --"},
+		{"unknown flag", []string{"--frobnicate", "--", "true"}, 125, "unknown flag"},
+		{"shell=none", []string{"--grant", "shell=none", "--", "true"}, 125, "shell=none"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := wrun(t, runOpts{dir: ws}, tc.args...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tc.code, r)
+			}
+			if tc.msg != "" && !strings.Contains(r.stderr, tc.msg) {
+				t.Fatalf("stderr lacks %q:\n%s", tc.msg, r.stderr)
+			}
+			if tc.code == 125 && strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
+				t.Errorf("want a short error, got:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestSignalIsForwarded(t *testing.T) {
+	ws := workspace(t)
+	cmd := exec.Command(bins.wrun, "--", "sh", "-c", "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done")
+	cmd.Dir = ws
+	out := &strings.Builder{}
+	pr, pw, _ := os.Pipe()
+	cmd.Stdout = pw
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	buf := make([]byte, 64)
+	n, _ := pr.Read(buf) // "ready"
+	out.Write(buf[:n])
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("wrun did not end after SIGTERM")
+	}
+	rest := make([]byte, 256)
+	n, _ = pr.Read(rest)
+	out.Write(rest[:n])
+	if cmd.ProcessState.ExitCode() != 7 || !strings.Contains(out.String(), "got-term") {
+		t.Fatalf("exit %d, output %q: the child did not get SIGTERM", cmd.ProcessState.ExitCode(), out)
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// A zombie is dead for our purposes.
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func TestBackgroundProcessesDieWithTheRun(t *testing.T) {
+	ws := workspace(t)
+	// Control: without wrun, a setsid'd background process outlives its shell.
+	r := run(t, runOpts{dir: ws}, "sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
+	pid, err := strconv.Atoi(strings.TrimSpace(r.stdout))
+	if err != nil {
+		t.Fatalf("%v: %s", err, r)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if !alive(pid) {
+		t.Fatal("control: the background process died on its own")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+
+	r = wrun(t, runOpts{dir: ws}, "--", "sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
+	pid, err = strconv.Atoi(strings.TrimSpace(r.stdout))
+	if err != nil {
+		t.Fatalf("%v: %s", err, r)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("a background process outlived wrun")
+	}
+	out, _ := exec.Command("pgrep", "-f", "^sleep 60$").Output()
+	for _, f := range strings.Fields(string(out)) {
+		p, _ := strconv.Atoi(f)
+		if p > pid-50 && p < pid+50 && alive(p) {
+			t.Errorf("setsid'd process %d outlived wrun", p)
+		}
+	}
+
+	r = wrun(t, runOpts{dir: ws}, "--keep-background", "--", "sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
+	pid, _ = strconv.Atoi(strings.TrimSpace(r.stdout))
+	if !alive(pid) {
+		t.Fatalf("--keep-background: the background process %d was ended: %s", pid, r)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+func TestSeccompDenials(t *testing.T) {
+	ws := workspace(t)
+	tests := []struct {
+		op   []string
+		want string
+	}{
+		{[]string{"ptrace", strconv.Itoa(os.Getpid())}, "err EPERM"},
+		{[]string{"bpf"}, "err EPERM"},
+		{[]string{"io_uring"}, "err EPERM"},
+		{[]string{"mount", ws}, "err EPERM"},
+	}
+	for _, tc := range tests {
+		if got := probe(t, runOpts{dir: ws}, "full", tc.op...); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%v: %s, want %s", tc.op, got, tc.want)
+		}
+	}
+	// TIOCSTI needs a terminal on stdin: use script(1) if present.
+	if _, err := exec.LookPath("script"); err == nil {
+		r := run(t, runOpts{dir: ws}, "script", "-qec", bins.wrun+" -- "+bins.probe+" tiocsti", "/dev/null")
+		if !strings.Contains(r.stdout, "err EPERM") {
+			t.Errorf("TIOCSTI: %s", r)
+		}
+	}
+}
+
+func TestSignalsStayInsideTheSandbox(t *testing.T) {
+	requireABI(t, 6)
+	ws := workspace(t)
+	outsider := exec.Command("sleep", "30")
+	if err := outsider.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer outsider.Process.Kill()
+	pid := strconv.Itoa(outsider.Process.Pid)
+	if got := bare(t, runOpts{dir: ws}, "kill0", pid); got != "ok" {
+		t.Fatalf("control: %s", got)
+	}
+	if got := probe(t, runOpts{dir: ws}, "full", "kill0", pid); !strings.HasPrefix(got, "err EPERM") {
+		t.Errorf("signal to a process outside the sandbox: %s", got)
+	}
+}
+
+func TestEnvironmentIsScrubbed(t *testing.T) {
+	ws := workspace(t)
+	env := runOpts{dir: ws, env: []string{"DISPLAY=:0", "SSH_AUTH_SOCK=/tmp/agent", "GITHUB_TOKEN=t0ken", "MY_API_KEY=k", "TMUX=/tmp/tmux-0/default,1,0", "HARMLESS=yes"}}
+	r := wrun(t, env, "--", "env")
+	for _, bad := range []string{"DISPLAY=", "SSH_AUTH_SOCK=", "GITHUB_TOKEN=", "MY_API_KEY=", "TMUX="} {
+		if strings.Contains(r.stdout, "\n"+bad) || strings.HasPrefix(r.stdout, bad) {
+			t.Errorf("%s reached the child", bad)
+		}
+	}
+	for _, good := range []string{"HARMLESS=yes", "WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off", "WRUN_SANDBOX=landlock", "TMPDIR="} {
+		if !strings.Contains(r.stdout, good) {
+			t.Errorf("%s missing from the child's environment", good)
+		}
+	}
+	r = wrun(t, env, "--keep-env", "GITHUB_TOKEN", "--grant", "inspect,desktop=on", "--", "env")
+	for _, want := range []string{"GITHUB_TOKEN=t0ken", "DISPLAY=:0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("%s should pass with --keep-env / desktop=on", want)
+		}
+	}
+}
+
+func TestStdoutRedirectedToAFileStaysUsable(t *testing.T) {
+	ws := workspace(t)
+	out := filepath.Join(workspace(t), "out.log")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bins.wrun, "--", "sh", "-c", "echo direct; echo reopened > /dev/stdout")
+	cmd.Dir = ws
+	cmd.Stdout = f
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if got := mustRead(t, out); !strings.Contains(got, "reopened") {
+		t.Fatalf("reopening /dev/stdout failed; log: %q", got)
+	}
+}
+
+func TestBestEffortSaysDegraded(t *testing.T) {
+	requireABI(t, 6)
+	ws := workspace(t)
+	old := runOpts{dir: ws, env: []string{"WRUN_LANDLOCK_ABI=5"}}
+	r := wrun(t, old, "--", "true")
+	if r.code != 125 || !strings.Contains(r.stderr, "signal scoping needs Landlock ABI 6 (Linux 6.12)") || !strings.Contains(r.stderr, "--best-effort") {
+		t.Fatalf("an ABI 5 kernel should refuse the grant:\n%s", r)
+	}
+	r = wrun(t, old, "--best-effort", "--", "true")
+	if r.code != 0 || !strings.Contains(r.stderr, "DEGRADED") {
+		t.Fatalf("--best-effort should run and say DEGRADED:\n%s", r)
+	}
+	r = wrun(t, old, "--best-effort", "--json", "--", "true")
+	var sum struct {
+		Degraded    bool     `json:"degraded"`
+		NotEnforced []string `json:"not_enforced"`
+	}
+	if err := json.Unmarshal([]byte(r.stderr), &sum); err != nil || !sum.Degraded || len(sum.NotEnforced) == 0 {
+		t.Fatalf("--json should say degraded: %v\n%s", err, r)
+	}
+	r = wrun(t, old, "explain", "--best-effort")
+	if !strings.Contains(r.stdout, "DEGRADED") {
+		t.Fatalf("explain should say DEGRADED:\n%s", r.stdout)
+	}
+	// Degraded still enforces what the kernel can.
+	outside := filepath.Join(workspace(t), "x")
+	r = wrun(t, old, "--best-effort", "--", bins.probe, "write", outside)
+	if r.code != 1 || !strings.Contains(r.stdout, "err EACCES") || exists(outside) {
+		t.Fatalf("a degraded run wrote outside the grant:\n%s", r)
+	}
+}
+
+func TestNestedWrunCannotWiden(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	target := filepath.Join(ws, "made-by-nested")
+	r := wrun(t, runOpts{dir: ws}, "--grant", "inspect", "--", bins.wrun, "--grant", "full", "--", bins.probe, "write", target)
+	if exists(target) {
+		t.Fatal("a nested wrun widened its parent's grant")
+	}
+	if !strings.Contains(r.stderr, "narrowed") {
+		t.Errorf("the nested wrun should say it narrowed the grant:\n%s", r)
+	}
+}
+
+func TestExplainAndDoctor(t *testing.T) {
+	ws := workspace(t)
+	r := wrun(t, runOpts{dir: ws}, "explain", "--grant", "verify")
+	for _, want := range []string{"grant:      verify", "Writable:", "Hidden (not readable):", "Protected", "Network and IPC:", "Environment:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("explain lacks %q", want)
+		}
+	}
+	r = wrun(t, runOpts{dir: ws}, "explain", "--grant", "write", "--json")
+	var ex struct {
+		Policy struct {
+			Grant string `json:"grant"`
+			Rules []struct {
+				Path   string   `json:"path"`
+				Access []string `json:"access"`
+			} `json:"rules"`
+		} `json:"policy"`
+		Enforcement struct {
+			Platform string `json:"platform"`
+		} `json:"enforcement"`
+		WouldRun bool `json:"would_run"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ex); err != nil {
+		t.Fatalf("explain --json: %v\n%s", err, r.stdout)
+	}
+	if ex.Policy.Grant != "files=write,shell=verify,network=off,desktop=off" || ex.Enforcement.Platform != "landlock" {
+		t.Errorf("explain --json: %+v", ex)
+	}
+	found := false
+	for _, rule := range ex.Policy.Rules {
+		if rule.Path == ws && strings.Contains(strings.Join(rule.Access, ","), "make_reg") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("explain --json: the workspace is not writable under write: %+v", ex.Policy.Rules)
+	}
+	r = wrun(t, runOpts{dir: ws}, "doctor", "--json")
+	var feats []struct {
+		Name      string `json:"name"`
+		Available bool   `json:"available"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &feats); err != nil || len(feats) < 5 {
+		t.Fatalf("doctor --json: %v\n%s", err, r.stdout)
+	}
+}

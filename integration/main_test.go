@@ -1,0 +1,171 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wrun-dev/wrun/sandbox/linux"
+)
+
+// bins holds the binaries TestMain builds: wrun itself and the probe.
+var bins struct {
+	dir, wrun, probe string
+	features         linux.Features
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wrun-itest-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Readable and executable by the unprivileged user some tests run as.
+	_ = os.Chmod(dir, 0o755)
+	bins.dir = dir
+	bins.wrun = filepath.Join(dir, "wrun")
+	bins.probe = filepath.Join(dir, "probe")
+	for out, pkg := range map[string]string{bins.wrun: "../cmd/wrun", bins.probe: "./testdata/probe"} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", pkg, err)
+			os.Exit(1)
+		}
+	}
+	bins.features = linux.Probe()
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireABI skips the test unless the kernel has Landlock ABI n.
+func requireABI(t *testing.T, n int) {
+	t.Helper()
+	if bins.features.LandlockABI < n {
+		t.Skipf("needs Landlock ABI %d; this kernel has %d (%s)", n, bins.features.LandlockABI, bins.features.LandlockError)
+	}
+}
+
+// result is how a command ended.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+}
+
+// runOpts changes how a command is run.
+type runOpts struct {
+	dir   string
+	env   []string // added to the test's environment
+	files []*os.File
+	stdin string
+	cred  *syscall.Credential
+}
+
+func run(t *testing.T, o runOpts, argv ...string) result {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = o.dir
+	cmd.Env = append(os.Environ(), o.env...)
+	cmd.ExtraFiles = o.files
+	cmd.Stdin = strings.NewReader(o.stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if o.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
+	}
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %v: %v", argv, err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%v did not finish in 2 minutes", argv)
+	}
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// wrun runs wrun with args in dir.
+func wrun(t *testing.T, o runOpts, args ...string) result {
+	t.Helper()
+	return run(t, o, append([]string{bins.wrun}, args...)...)
+}
+
+// probe runs the probe under wrun with the given grant in dir and returns
+// its one-line verdict ("ok" or "err ERRNO: ...").
+func probe(t *testing.T, o runOpts, grantSpec string, args ...string) string {
+	t.Helper()
+	r := wrun(t, o, append([]string{"--grant", grantSpec, "--", bins.probe}, args...)...)
+	return strings.TrimSpace(r.stdout + r.stderr)
+}
+
+// bare runs the probe without wrun: the control.
+func bare(t *testing.T, o runOpts, args ...string) string {
+	t.Helper()
+	r := run(t, o, append([]string{bins.probe}, args...)...)
+	return strings.TrimSpace(r.stdout + r.stderr)
+}
+
+func mustWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// workspace makes a fresh directory whose symlinks are resolved (so paths
+// compare equal to what wrun reports).
+func workspace(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -1,0 +1,183 @@
+// Command probe performs one operation and reports its outcome, so that
+// integration tests can assert exactly which errno the sandbox produced.
+//
+//	probe OP ARGS...
+//
+// It prints "ok" or "err ERRNO-NAME: message" and exits 0 or 1.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Println("usage: probe OP ARGS...")
+		os.Exit(2)
+	}
+	err := do(os.Args[1], os.Args[2:])
+	if err != nil {
+		name := "?"
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			name = errnoName(errno)
+		}
+		fmt.Printf("err %s: %v\n", name, err)
+		os.Exit(1)
+	}
+	fmt.Println("ok")
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.EPERM:
+		return "EPERM"
+	case syscall.EACCES:
+		return "EACCES"
+	case syscall.ENOENT:
+		return "ENOENT"
+	case syscall.EROFS:
+		return "EROFS"
+	case syscall.EBUSY:
+		return "EBUSY"
+	case syscall.EXDEV:
+		return "EXDEV"
+	case syscall.ECONNREFUSED:
+		return "ECONNREFUSED"
+	case syscall.EBADF:
+		return "EBADF"
+	case syscall.ENOSYS:
+		return "ENOSYS"
+	}
+	return fmt.Sprintf("errno%d", int(e))
+}
+
+func do(op string, args []string) error {
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	switch op {
+	case "read":
+		_, err := os.ReadFile(arg(0))
+		return err
+	case "write":
+		return os.WriteFile(arg(0), []byte("probe\n"), 0o644)
+	case "append":
+		f, err := os.OpenFile(arg(0), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteString("probe\n")
+		return err
+	case "mkdir":
+		return os.Mkdir(arg(0), 0o755)
+	case "remove":
+		return os.Remove(arg(0))
+	case "rename":
+		return os.Rename(arg(0), arg(1))
+	case "truncate":
+		return os.Truncate(arg(0), 0)
+	case "writefd":
+		fd, _ := strconv.Atoi(arg(0))
+		_, err := syscall.Write(fd, []byte("leak\n"))
+		return err
+	case "tcp":
+		c, err := net.Dial("tcp", arg(0))
+		if err != nil {
+			return unwrap(err)
+		}
+		return c.Close()
+	case "unix":
+		c, err := net.Dial("unix", arg(0))
+		if err != nil {
+			return unwrap(err)
+		}
+		return c.Close()
+	case "socket":
+		fam := map[string]int{"inet": syscall.AF_INET, "inet6": syscall.AF_INET6, "unix": syscall.AF_UNIX, "netlink": syscall.AF_NETLINK}[arg(0)]
+		fd, err := syscall.Socket(fam, syscall.SOCK_STREAM, 0)
+		if fam == syscall.AF_NETLINK {
+			fd, err = syscall.Socket(fam, syscall.SOCK_RAW, 0)
+		}
+		if err == nil {
+			syscall.Close(fd)
+		}
+		return err
+	case "socket-highbits":
+		// AF_INET with high bits set in the 64-bit argument: the kernel
+		// truncates to int; a filter comparing all 64 bits would miss it.
+		r, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, uintptr(syscall.AF_INET)|1<<32, syscall.SOCK_STREAM, 0)
+		if e != 0 {
+			return e
+		}
+		syscall.Close(int(r))
+		return nil
+	case "socketpair":
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err == nil {
+			syscall.Close(fds[0])
+			syscall.Close(fds[1])
+		}
+		return err
+	case "kill0":
+		pid, _ := strconv.Atoi(arg(0))
+		return syscall.Kill(pid, 0)
+	case "ptrace":
+		pid, _ := strconv.Atoi(arg(0))
+		_, _, e := syscall.RawSyscall(syscall.SYS_PTRACE, syscall.PTRACE_ATTACH, uintptr(pid), 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "tiocsti":
+		c := byte('x')
+		_, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "io_uring":
+		var params [120]byte
+		_, _, e := syscall.RawSyscall(425, 1, uintptr(unsafe.Pointer(&params[0])), 0) // io_uring_setup
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "bpf":
+		_, _, e := syscall.RawSyscall(321, 0, 0, 0) // bpf(BPF_MAP_CREATE, NULL, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "mount":
+		return syscall.Mount("none", arg(0), "tmpfs", 0, "")
+	case "exec":
+		return syscall.Exec(arg(0), args, os.Environ())
+	case "env":
+		fmt.Println(os.Getenv(arg(0)))
+		return nil
+	}
+	return fmt.Errorf("unknown op %q", op)
+}
+
+func unwrap(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return unwrap(oe.Err)
+	}
+	return err
+}
