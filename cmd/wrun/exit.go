@@ -1,13 +1,8 @@
 package main
 
-// Exit statuses of wrun itself. Otherwise wrun exits with the child's own
-// status, or 128+N when signal N killed the child.
-const (
-	// exitWrunFailed: wrun failed before the child started (bad flag, bad
-	// grant, unenforceable grant, unreadable path).
-	exitWrunFailed = 125
-	// exitNotExecutable: the command was found but could not be executed.
-	exitNotExecutable = 126
-	// exitNotFound: the command was not found.
-	exitNotFound = 127
-)
+// exitWrunFailed is wrun's exit status when it fails before the child starts
+// (bad flag, bad grant, unenforceable grant, unreadable path). Otherwise
+// wrun exits with the child's own status, 128+N when signal N killed the
+// child, 126 when the command could not be executed and 127 when it was not
+// found (sandbox.StartError carries those two).
+const exitWrunFailed = 125
