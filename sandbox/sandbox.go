@@ -15,6 +15,9 @@ type Options struct {
 	// KeepBackground leaves processes the command started in the
 	// background running after it exits.
 	KeepBackground bool
+	// NoObserve switches off the exact denial observer (seccomp user
+	// notification); denials are then only inferred from output.
+	NoObserve bool
 }
 
 // Gap is something the policy asks for that this kernel cannot enforce.

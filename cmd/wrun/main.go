@@ -2,7 +2,15 @@ package main
 
 import (
 	"os"
+	"runtime"
 )
+
+func init() {
+	// Keep the main goroutine on the main thread, so that the launcher's
+	// restricted thread is never the main thread (which Go cannot end, and
+	// would keep instead of discarding).
+	runtime.LockOSThread()
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

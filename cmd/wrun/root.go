@@ -120,6 +120,7 @@ const examples = `  # read-only: look around, nothing can be written (the defaul
 func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	var pf policyFlags
 	var keepBackground bool
+	var observe string
 	root := &cobra.Command{
 		Use:           "wrun [flags] -- COMMAND [ARGS...]",
 		Short:         "Run a command under a kernel sandbox derived from one grant",
@@ -138,12 +139,16 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCommand(&pf, keepBackground, args, stdin, stdout, stderr)
+			if observe != "on" && observe != "off" {
+				return &usageError{fmt.Sprintf("--observe=%q: want on or off", observe)}
+			}
+			return runCommand(&pf, runFlags{keepBackground: keepBackground, noObserve: observe == "off"}, args, stdin, stdout, stderr)
 		},
 	}
 	root.Flags().SetInterspersed(false)
 	pf.register(root)
 	root.Flags().BoolVar(&keepBackground, "keep-background", false, "leave processes the command started in the background running after it exits (default: wrun ends them)")
+	root.Flags().StringVar(&observe, "observe", "on", "on: report exactly what the sandbox denied (seccomp user notification); off: skip the observer")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
@@ -181,20 +186,27 @@ func run(args []string, stdin, stdout, stderr *os.File) int {
 
 // runSummary is the --json output of a run.
 type runSummary struct {
-	Grant    string   `json:"grant"`
-	Sandbox  string   `json:"sandbox"`
-	Degraded bool     `json:"degraded"`
-	Gaps     []string `json:"not_enforced,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
-	ExitCode int      `json:"exit_code"`
-	Signal   int      `json:"signal,omitempty"`
-	Killed   int      `json:"background_killed,omitempty"`
-	Swept    []string `json:"removed_protected,omitempty"`
-	Error    string   `json:"error,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Grant    string           `json:"grant"`
+	Sandbox  string           `json:"sandbox"`
+	Degraded bool             `json:"degraded"`
+	Gaps     []string         `json:"not_enforced,omitempty"`
+	Notes    []string         `json:"notes,omitempty"`
+	ExitCode int              `json:"exit_code"`
+	Signal   int              `json:"signal,omitempty"`
+	Killed   int              `json:"background_killed,omitempty"`
+	Swept    []string         `json:"removed_protected,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
+	Denials  []sandbox.Denial `json:"denials,omitempty"`
 }
 
-func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdout, stderr *os.File) error {
+// runFlags are the flags only a run has.
+type runFlags struct {
+	keepBackground bool
+	noObserve      bool
+}
+
+func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
 	// Catch the signals to forward. os/signal starts (and waits for) a
 	// thread of its own, so register from a goroutine, overlapping that with
 	// the policy work below. A signal that arrives before registration ends
@@ -249,7 +261,7 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 		return fail(exitWrunFailed, err)
 	}
 	p.Notes = append(p.Notes, notes...)
-	pl, err := prepare(p, sandbox.Options{BestEffort: pf.bestEffort, KeepBackground: keepBackground})
+	pl, err := prepare(p, sandbox.Options{BestEffort: pf.bestEffort, KeepBackground: rf.keepBackground, NoObserve: rf.noObserve})
 	if err != nil {
 		return fail(exitWrunFailed, err)
 	}
@@ -276,16 +288,20 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 		}
 		return fail(code, err)
 	}
-	if keepBackground {
+	if rf.keepBackground {
 		removeTmp = false // background processes may still use it
 	}
 	for _, err := range verify.RunSteps(p.Finish) {
 		res.Warnings = append(res.Warnings, "after the run: "+err.Error())
 	}
 	sum.ExitCode, sum.Signal, sum.Killed, sum.Swept, sum.Warnings = res.ExitCode, int(res.Signal), res.Killed, res.Swept, res.Warnings
+	sum.Denials = res.Denials
 	if pf.json {
 		writeJSON(stderr, sum)
 	} else {
+		for _, d := range res.Denials {
+			fmt.Fprintln(stderr, "wrun:", describeDenial(d))
+		}
 		for _, s := range res.Swept {
 			fmt.Fprintf(stderr, "wrun: removed %s: the command created it, and it must not exist (see wrun explain)\n", s)
 		}
@@ -306,4 +322,17 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// describeDenial says in one line what was denied.
+func describeDenial(d sandbox.Denial) string {
+	what := d.Path
+	if what == "" {
+		what = d.Addr
+	}
+	s := fmt.Sprintf("denied %s %s (%s missing)", d.Op, what, d.Right)
+	if d.Count > 1 {
+		s += fmt.Sprintf(", %d times", d.Count)
+	}
+	return s
 }

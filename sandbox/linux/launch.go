@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -82,6 +83,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		return sandbox.Result{}, sr.err
 	}
 	pid := sr.pid
+	obs := sr.obs
 
 	var state *os.ProcessState
 wait:
@@ -114,6 +116,9 @@ wait:
 		}
 		res.Killed = killLeftovers(pgid)
 	}
+	if obs != nil {
+		res.Denials = obs.stop(2 * time.Second)
+	}
 	for _, pr := range pl.Sweep {
 		removed, err := sweep(pr)
 		if err != nil {
@@ -128,6 +133,7 @@ wait:
 
 type startResult struct {
 	pid int
+	obs *observer
 	err error
 }
 
@@ -143,9 +149,19 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 	if !ok {
 		return // the caller failed before the sandbox was ready
 	}
-	if err := restrictThread(pl, rs, prog); err != nil {
+	listener, err := restrictThread(pl, rs, prog)
+	if err != nil {
 		started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
 		return
+	}
+	var obs *observer
+	if listener >= 0 {
+		// Served from another thread: this one must stay the child's parent.
+		if obs, err = newObserver(listener, pl); err != nil {
+			started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
+			return
+		}
+		go obs.run()
 	}
 	p := pl.Policy
 	path, err := lookPath(c.Argv[0], p.Env, p.Cwd)
@@ -153,6 +169,8 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 		started <- startResult{err: err}
 		return
 	}
+	// From here on, returning ends this thread, the last user of the
+	// filter before the child exists, which stops the observer.
 	cmd := &exec.Cmd{
 		Path:   path,
 		Args:   c.Argv,
@@ -174,7 +192,7 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 		started <- startResult{err: &sandbox.StartError{Code: code, Err: explainStart(c.Argv[0], err)}}
 		return
 	}
-	started <- startResult{pid: cmd.Process.Pid}
+	started <- startResult{pid: cmd.Process.Pid, obs: obs}
 	_ = cmd.Wait() // the exit status is in ProcessState
 	done <- cmd.ProcessState
 }
@@ -183,36 +201,34 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 // only order that works: mounts need CAP_SYS_ADMIN, so they come before
 // capabilities are dropped; Landlock and seccomp need no_new_privs; the
 // seccomp filter refuses mount calls, so it comes last.
-func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) error {
+func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) (listener int, err error) {
 	if len(pl.Mounts) > 0 {
 		if err := enterMountNS(); err != nil {
-			return err
+			return -1, err
 		}
 		for _, m := range pl.Mounts {
 			if err := protectPath(m); err != nil {
-				return err
+				return -1, err
 			}
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("setting no_new_privs: %w", err)
+		return -1, fmt.Errorf("setting no_new_privs: %w", err)
 	}
 	if pl.DropCaps {
 		if err := dropCapabilities(); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	if rs != nil {
 		if err := restrictSelf(rs); err != nil {
-			return err
+			return -1, err
 		}
 	}
-	if pl.Features.Seccomp {
-		if err := loadFilter(prog); err != nil {
-			return err
-		}
+	if !pl.Features.Seccomp {
+		return -1, nil
 	}
-	return nil
+	return loadFilter(prog, pl.seccomp.Observe)
 }
 
 // dropCapabilities empties the calling thread's bounding, ambient,

@@ -96,6 +96,7 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 
 	// seccomp.
 	pl.seccomp.DenyInet = !p.Network.Allow
+	pl.seccomp.Observe = f.UserNotif && !o.NoObserve
 	if !p.IPC.PathUnixOutside && abi < 9 {
 		pl.seccomp.DenyUnix = true
 		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; ABI 9 can", abi))

@@ -18,6 +18,10 @@ type seccompSpec struct {
 	// still works). Used where Landlock cannot confine connect() to
 	// pathname sockets (ABI < 9).
 	DenyUnix bool
+	// Observe sends mutating file system calls, connect and bind to the
+	// observer (which lets them continue), and refused socket families too
+	// (which it answers with EPERM), so that denials are reported.
+	Observe bool
 }
 
 // Offsets into struct seccomp_data. Arguments are 64-bit; the kernel
@@ -92,6 +96,10 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 	prog = append(prog, ioctl...)
 	// socket: by family.
 	if spec.DenyInet || spec.DenyUnix {
+		deny := deny
+		if spec.Observe {
+			deny = bpf.RetConstant{Val: retNotify}
+		}
 		var sock []bpf.Instruction
 		switch {
 		case spec.DenyInet && spec.DenyUnix:
@@ -114,20 +122,32 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(sock))})
 		prog = append(prog, sock...)
 	}
+	if spec.Observe {
+		prog = append(prog, observeFilter(observedCalls())...)
+	}
 	return append(prog, bpf.RetConstant{Val: retAllow})
 }
 
 // loadFilter installs the program on the calling thread only (no TSYNC).
-// no_new_privs must already be set.
-func loadFilter(prog []bpf.Instruction) error {
+// no_new_privs must already be set. With listener it returns the
+// user-notification file descriptor (close-on-exec), else -1.
+func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
-		return fmt.Errorf("assembling the seccomp filter: %w", err)
+		return -1, fmt.Errorf("assembling the seccomp filter: %w", err)
 	}
 	fprog := unix.SockFprog{Len: uint16(len(raw)), Filter: (*unix.SockFilter)(unsafe.Pointer(&raw[0]))}
 	const seccompSetModeFilter = 1
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return fmt.Errorf("loading the seccomp filter: %w", errno)
+	var flags uintptr
+	if listener {
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
-	return nil
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
+	if errno != 0 {
+		return -1, fmt.Errorf("loading the seccomp filter: %w", errno)
+	}
+	if !listener {
+		return -1, nil
+	}
+	return int(fd), nil
 }
