@@ -46,7 +46,7 @@ func TestObserverReportsExactDenials(t *testing.T) {
 		t.Fatalf("%s", r)
 	}
 	want := map[string]bool{
-		"create " + outside + " make_reg 2":             false,
+		"create " + outside + " make_reg 2":               false,
 		"mkdir " + filepath.Join(ws, "d") + " make_dir 1": false,
 	}
 	for _, d := range ob.Denials {
