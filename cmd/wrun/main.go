@@ -13,5 +13,8 @@ func init() {
 }
 
 func main() {
+	if len(os.Args) > 0 && os.Args[0] == stage2Arg0 {
+		stage2() // never returns
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

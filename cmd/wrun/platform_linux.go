@@ -14,12 +14,22 @@ import (
 
 const platformName = linux.Platform
 
+// stage2Arg0 marks wrun re-executed as the second stage of a launch in a
+// user namespace (see sandbox/linux.Stage2).
+const stage2Arg0 = linux.Stage2Arg0
+
+func stage2() { linux.Stage2() }
+
 func platformInit() error { return linux.MarkInheritedFDsCloseOnExec() }
 
 // features probes the kernel. WRUN_LANDLOCK_ABI=N caps the Landlock ABI
-// wrun uses, to reproduce what an older kernel can (and cannot) enforce.
+// wrun uses, to reproduce what an older kernel can (and cannot) enforce;
+// WRUN_NO_USERNS=1 keeps wrun from creating user namespaces.
 func features() (linux.Features, error) {
 	f := linux.Probe()
+	if os.Getenv("WRUN_NO_USERNS") == "1" {
+		f.UserNS = false
+	}
 	if v := os.Getenv("WRUN_LANDLOCK_ABI"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {

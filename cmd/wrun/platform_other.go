@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/wrun-dev/wrun/policy"
@@ -11,6 +12,13 @@ import (
 )
 
 const platformName = "none"
+
+const stage2Arg0 = "wrun:stage2"
+
+func stage2() {
+	fmt.Fprintln(os.Stderr, "wrun: the second stage exists only on Linux")
+	os.Exit(125)
+}
 
 func platformInit() error { return nil }
 

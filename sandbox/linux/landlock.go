@@ -172,7 +172,9 @@ func buildRuleset(attr rulesetAttr, rules []fsRule) (*ruleset, error) {
 func (rs *ruleset) addPath(r fsRule, handled uint64) error {
 	fd, err := openRulePath(r)
 	if err != nil {
-		if r.Optional && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)) {
+		// An optional path that is gone or that wrun cannot reach gets no
+		// rule: the child then has less access, never more.
+		if r.Optional && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ELOOP)) {
 			rs.skipped = append(rs.skipped, r.Path)
 			return nil
 		}

@@ -52,33 +52,50 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
 	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: fmt.Errorf("becoming a child subreaper: %w", err)}
+	}
 	// Interactive: the child stays in wrun's process group, so the
 	// terminal's job control (Ctrl-C, Ctrl-Z) reaches both, and signals the
 	// terminal sends are not forwarded a second time. Otherwise the child
 	// leads a process group of its own, and wrun forwards to all of it.
 	interactive := isForeground(c.Stdin)
-	// The launch goroutine starts first so that the runtime's creation of
-	// its thread overlaps with building the ruleset.
-	ready := make(chan *ruleset, 1)
 	started := make(chan startResult, 1)
 	done := make(chan *os.ProcessState, 1)
-	go launch(pl, ready, c, interactive, started, done)
-
-	var rs *ruleset
-	if pl.ABI > 0 {
-		var err error
-		if rs, err = buildRuleset(pl.attr, pl.fsRules()); err != nil {
-			close(ready)
+	if pl.viaUserNS {
+		go launchUserNS(pl, c, interactive, started, done)
+	} else {
+		// The launch goroutine starts first so that the runtime's creation
+		// of its thread overlaps with building the ruleset.
+		ready := make(chan *ruleset, 1)
+		go launch(pl, ready, c, interactive, started, done)
+		var rs *ruleset
+		if pl.ABI > 0 {
+			var err error
+			if rs, err = buildRuleset(pl.attr, pl.fsRules()); err != nil {
+				close(ready)
+				return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+			}
+			defer rs.close()
+		}
+		ready <- rs
+	}
+	sr := <-started
+	var nsErr *userNSError
+	if errors.As(sr.err, &nsErr) {
+		// The kernel refused the user namespace (an AppArmor or sysctl
+		// restriction the probe could not see). Carved rules protect the
+		// same paths without one.
+		f := pl.Features
+		f.UserNS = false
+		fallback, err := NewPlan(pl.Policy, f, pl.Options)
+		if err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
-		defer rs.close()
+		res, err := Run(fallback, c)
+		res.Warnings = append(res.Warnings, nsErr.Error()+"; protected paths were enforced by carved Landlock rules instead")
+		return res, err
 	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		close(ready)
-		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: fmt.Errorf("becoming a child subreaper: %w", err)}
-	}
-	ready <- rs
-	sr := <-started
 	if sr.err != nil {
 		return sandbox.Result{}, sr.err
 	}

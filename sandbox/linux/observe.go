@@ -252,11 +252,7 @@ func (o *observer) handle(n *seccompNotif) {
 	if err != nil || !valid {
 		return
 	}
-	if op, right := o.plan.predict(ev); right != "" {
-		target := ev.path
-		if ev.op == opRename || ev.op == opLink {
-			target = ev.path2
-		}
+	if op, target, right := o.plan.predict(ev); right != "" {
 		o.record(pid, op, target, ev.addr, right)
 	}
 }
@@ -449,17 +445,18 @@ func decodeSockaddr(b []byte) (int, string) {
 }
 
 // predict says whether the plan's Landlock rules or mounts will refuse the
-// call, and if so the operation's name and the missing right.
-func (pl *Plan) predict(ev event) (op, right string) {
+// call, and if so the operation's name, the path it is refused on and the
+// missing right ("protected" for a protected path).
+func (pl *Plan) predict(ev event) (op, target, right string) {
 	switch ev.op {
 	case opConnect, opBind:
 		if (ev.family == unix.AF_INET || ev.family == unix.AF_INET6) && !pl.Policy.Network.Allow {
 			if ev.op == opConnect {
-				return "connect", "connect_tcp"
+				return "connect", "", "connect_tcp"
 			}
-			return "bind", "bind_tcp"
+			return "bind", "", "bind_tcp"
 		}
-		return "", ""
+		return "", "", ""
 	}
 	path := resolveParent(ev.path)
 	parent := filepath.Dir(path)
@@ -473,16 +470,12 @@ func (pl *Plan) predict(ev event) (op, right string) {
 		}
 	}
 	isDir := exists && fi.IsDir()
-	var need []struct {
-		at  string
-		acc policy.Access
+	type requirement struct {
+		at, report string // where the right is needed; the path to report
+		acc        policy.Access
 	}
-	req := func(at string, a policy.Access) {
-		need = append(need, struct {
-			at  string
-			acc policy.Access
-		}{at, a})
-	}
+	var need []requirement
+	req := func(at string, a policy.Access) { need = append(need, requirement{at, path, a}) }
 	switch ev.op {
 	case opOpen, opOpen2, opCreate:
 		flags := ev.flags
@@ -536,16 +529,16 @@ func (pl *Plan) predict(ev event) (op, right string) {
 		} else {
 			op = "link"
 		}
-		req(dparent, make)
+		need = append(need, requirement{dparent, dst, make})
 		if dparent != parent {
 			req(parent, policy.Refer)
-			req(dparent, policy.Refer)
+			need = append(need, requirement{dparent, dst, policy.Refer})
 		}
 		if pr, ok := pl.protects(dst); ok && !pr.Pin {
-			return op, "protected"
+			return op, dst, "protected"
 		}
 		if ev.op == opRename && pl.pinned(path) {
-			return op, "protected"
+			return op, path, "protected"
 		}
 	case opSymlink:
 		op = "symlink"
@@ -557,19 +550,19 @@ func (pl *Plan) predict(ev event) (op, right string) {
 		op = map[opKind]string{opChmod: "chmod", opChown: "chown"}[ev.op]
 	}
 	if pr, ok := pl.protects(path); ok && !pr.Pin {
-		return op, "protected"
+		return op, path, "protected"
 	}
 	if (ev.op == opRmdir || ev.op == opUnlink) && pl.pinned(path) {
-		return op, "protected"
+		return op, path, "protected"
 	}
 	handled := fromLandlock(pl.attr.handledFS)
 	for _, n := range need {
 		missing := n.acc & handled &^ pl.rightsAt(n.at)
 		if missing != 0 {
-			return op, missing.Names()[0]
+			return op, n.report, missing.Names()[0]
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 func mknodRight(mode uint32) policy.Access {

@@ -35,6 +35,9 @@ type Plan struct {
 	Degraded   bool            `json:"degraded"`
 	DropCaps   bool            `json:"drop_capabilities"`
 	Options    sandbox.Options `json:"-"`
+	// viaUserNS: the mounts are made by a second stage of wrun in a new
+	// user and mount namespace (wrun lacks CAP_SYS_ADMIN).
+	viaUserNS bool
 }
 
 type creation struct {
@@ -108,8 +111,9 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 		switch {
 		case !pr.Exists && pr.Create == policy.CreateNone:
 			pl.Sweep = append(pl.Sweep, pr)
-		case f.MountNS:
+		case f.MountNS || f.UserNS:
 			pl.Mounts = append(pl.Mounts, pr)
+			pl.viaUserNS = !f.MountNS
 		case pr.Pin:
 			// Carving the config and hooks holes beneath it already takes
 			// every create and remove right from the gitdir's parent, so
@@ -123,10 +127,12 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	}
 	sort.Slice(pl.Mounts, func(i, j int) bool { return pl.Mounts[i].Path < pl.Mounts[j].Path })
 	switch {
+	case len(pl.Mounts) > 0 && pl.viaUserNS:
+		pl.Protection = "read-only bind mounts in a private mount namespace (inside a user namespace)"
 	case len(pl.Mounts) > 0:
 		pl.Protection = "read-only bind mounts in a private mount namespace"
 	case len(p.Protected) > len(pl.Sweep):
-		pl.Protection = "carved Landlock rules (no mount namespace: wrun lacks CAP_SYS_ADMIN)"
+		pl.Protection = "carved Landlock rules (no mount namespace: wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable)"
 		pl.Notes = append(pl.Notes, "protected paths are enforced by carved rules: new entries cannot be created directly in a directory that holds a protected path (the workspace root, .git)")
 	}
 	if len(pl.Sweep) > 0 {

@@ -74,10 +74,10 @@ func Doctor(f Features) []sandbox.Feature {
 			"an exact denial observer is possible",
 			"denials can only be inferred from output"),
 		feat("mount_namespace", f.MountNS, "CAP_SYS_ADMIN held by wrun",
-			"paths inside writable trees (.git/config, .git/hooks) are protected by read-only bind mounts; git works normally",
-			"protected paths are enforced by carved Landlock rules: nothing can be created directly in the workspace root or .git under write grants"),
+			"paths inside writable trees (.git/config, .git/hooks) are protected by read-only bind mounts made on the launch thread; git works normally",
+			"wrun needs a user namespace for those bind mounts (below)"),
 		feat("user_namespaces", f.UserNS, "unprivileged user namespaces",
-			"available to the kernel; not needed by wrun today",
-			"not needed by wrun today"),
+			"without CAP_SYS_ADMIN, protected paths are bind-mounted read-only by a second stage of wrun in a user namespace (one more exec, only under write grants)",
+			"without CAP_SYS_ADMIN either, protected paths are enforced by carved Landlock rules: nothing can be created directly in the workspace root or .git under write grants"),
 	}
 }

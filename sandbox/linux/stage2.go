@@ -1,0 +1,272 @@
+//go:build linux
+
+package linux
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// Without CAP_SYS_ADMIN a thread of wrun cannot get a mount namespace of its
+// own: unshare(CLONE_NEWUSER) is refused to a multi-threaded process. So
+// when protected paths need bind mounts and wrun is unprivileged, the child
+// is started as a second stage: wrun re-executes itself in a new user and
+// mount namespace (the clone flags are the kernel's, set by the parent), and
+// that process makes the mounts, restricts itself exactly as the launch
+// thread does, and executes the command. It costs one more exec of wrun,
+// and only runs under grants that write where protected paths are.
+
+// Stage2Arg0 is argv[0] of the second stage; cmd/wrun hands control to
+// Stage2 when it sees it.
+const Stage2Arg0 = "wrun:stage2"
+
+// stage2Spec is everything the second stage needs, sent through a pipe.
+type stage2Spec struct {
+	AttrFS   uint64             `json:"handled_fs"`
+	AttrNet  uint64             `json:"handled_net"`
+	AttrScp  uint64             `json:"scoped"`
+	Rules    []fsRule           `json:"rules"`
+	Mounts   []policy.Protected `json:"mounts"`
+	DenyInet bool               `json:"deny_inet"`
+	DenyUnix bool               `json:"deny_unix"`
+	Observe  bool               `json:"observe"`
+	Seccomp  bool               `json:"seccomp"`
+	Landlock bool               `json:"landlock"`
+	Argv     []string           `json:"argv"`
+	Env      []string           `json:"env"`
+	Cwd      string             `json:"cwd"`
+}
+
+// The second stage talks back over a SOCK_SEQPACKET socket: an optional
+// "L" message carrying the seccomp listener, then either an "E" message with
+// a start error or end-of-file when the command has been executed.
+type stage2Err struct {
+	Code int    `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+// launchUserNS is launch for plans that run through the second stage.
+func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- *os.ProcessState) {
+	runtime.LockOSThread() // the child's PDEATHSIG is tied to this thread
+	fail := func(code int, err error) { started <- startResult{err: &sandbox.StartError{Code: code, Err: err}} }
+	spec := stage2Spec{
+		AttrFS: pl.attr.handledFS, AttrNet: pl.attr.handledNet, AttrScp: pl.attr.scoped,
+		Rules: pl.fsRules(), Mounts: pl.Mounts,
+		DenyInet: pl.seccomp.DenyInet, DenyUnix: pl.seccomp.DenyUnix, Observe: pl.seccomp.Observe,
+		Seccomp: pl.Features.Seccomp, Landlock: pl.ABI > 0,
+		Argv: c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		fail(125, err)
+		return
+	}
+	defer specR.Close()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		specW.Close()
+		fail(125, fmt.Errorf("socketpair: %w", err))
+		return
+	}
+	back := os.NewFile(uintptr(pair[0]), "stage2-back")
+	childEnd := os.NewFile(uintptr(pair[1]), "stage2-child")
+	defer back.Close()
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{Stage2Arg0},
+		Env:        []string{},
+		Dir:        "/",
+		Stdin:      c.Stdin,
+		Stdout:     c.Stdout,
+		Stderr:     c.Stderr,
+		ExtraFiles: []*os.File{specR, childEnd},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			// The uid stays the user's own, so exec would clear the
+			// capabilities the new namespace gives; keep the two the second
+			// stage needs (mounts, dropping the bounding set) as ambient.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+			Setpgid:     !interactive,
+			Pdeathsig:   syscall.SIGKILL,
+		},
+	}
+	err = cmd.Start()
+	childEnd.Close()
+	if err != nil {
+		specW.Close()
+		started <- startResult{err: &userNSError{err}}
+		return
+	}
+	enc := json.NewEncoder(specW)
+	err = enc.Encode(spec)
+	specW.Close()
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		fail(125, fmt.Errorf("sending the sandbox to the second stage: %w", err))
+		return
+	}
+	var obs *observer
+	for {
+		buf := make([]byte, 4096)
+		oob := make([]byte, unix.CmsgSpace(4))
+		n, oobn, _, _, err := unix.Recvmsg(int(back.Fd()), buf, oob, 0)
+		if err == nil && n == 0 {
+			break // end of file: the command was executed
+		}
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			fail(125, fmt.Errorf("second stage: %w", err))
+			return
+		}
+		switch buf[0] {
+		case 'L':
+			fd, perr := parseRights(oob[:oobn])
+			if perr != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				fail(125, perr)
+				return
+			}
+			if obs, err = newObserver(fd, pl); err != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				fail(125, err)
+				return
+			}
+			go obs.run()
+		case 'E':
+			var se stage2Err
+			if err := json.Unmarshal(buf[1:n], &se); err != nil {
+				se = stage2Err{Code: 125, Msg: "second stage failed"}
+			}
+			_ = cmd.Wait()
+			if obs != nil {
+				obs.stop(0)
+			}
+			fail(se.Code, errors.New(se.Msg))
+			return
+		}
+	}
+	started <- startResult{pid: cmd.Process.Pid, obs: obs}
+	_ = cmd.Wait()
+	done <- cmd.ProcessState
+}
+
+// userNSError is a failure to create the user namespace; Run falls back to
+// carved rules on it.
+type userNSError struct{ err error }
+
+func (e *userNSError) Error() string {
+	return "creating a user namespace for the sandbox: " + e.err.Error()
+}
+
+func parseRights(oob []byte) (int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("second stage: bad control message: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1, fmt.Errorf("second stage: bad file descriptor message: %v", err)
+	}
+	unix.CloseOnExec(fds[0])
+	return fds[0], nil
+}
+
+// Stage2 is the second stage: it runs in the new user and mount namespace
+// its parent created, applies the sandbox to itself and executes the
+// command. It never returns.
+func Stage2() {
+	runtime.LockOSThread()
+	_ = MarkInheritedFDsCloseOnExec()
+	back := 4
+	fail := func(code int, err error) {
+		b, _ := json.Marshal(stage2Err{Code: code, Msg: err.Error()})
+		_ = unix.Sendmsg(back, append([]byte{'E'}, b...), nil, nil, 0)
+		os.Exit(code)
+	}
+	var spec stage2Spec
+	if err := json.NewDecoder(io.LimitReader(os.NewFile(3, "spec"), 64<<20)).Decode(&spec); err != nil {
+		fail(125, fmt.Errorf("second stage: reading the sandbox: %w", err))
+	}
+	unix.Close(3)
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		fail(125, fmt.Errorf("making mounts private to the sandbox: %w", err))
+	}
+	for _, m := range spec.Mounts {
+		if err := protectPath(m); err != nil {
+			fail(125, err)
+		}
+	}
+	attr := rulesetAttr{handledFS: spec.AttrFS, handledNet: spec.AttrNet, scoped: spec.AttrScp}
+	var rs *ruleset
+	if spec.Landlock {
+		var err error
+		if rs, err = buildRuleset(attr, spec.Rules); err != nil {
+			fail(125, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fail(125, fmt.Errorf("setting no_new_privs: %w", err))
+	}
+	// The first process of a user namespace holds every capability in it.
+	if err := dropCapabilities(); err != nil {
+		fail(125, err)
+	}
+	if rs != nil {
+		if err := restrictSelf(rs); err != nil {
+			fail(125, err)
+		}
+		rs.close()
+	}
+	if spec.Seccomp {
+		prog := buildFilter(seccompSpec{DenyInet: spec.DenyInet, DenyUnix: spec.DenyUnix, Observe: spec.Observe})
+		listener, err := loadFilter(prog, spec.Observe)
+		if err != nil {
+			fail(125, err)
+		}
+		if listener >= 0 {
+			if err := unix.Sendmsg(back, []byte{'L'}, unix.UnixRights(listener), nil, 0); err != nil {
+				fail(125, fmt.Errorf("handing the observer its descriptor: %w", err))
+			}
+			unix.Close(listener)
+		}
+	}
+	if err := os.Chdir(spec.Cwd); err != nil {
+		fail(125, fmt.Errorf("entering %s: %w", spec.Cwd, err))
+	}
+	path, err := lookPath(spec.Argv[0], spec.Env, spec.Cwd)
+	if err != nil {
+		var se *sandbox.StartError
+		if errors.As(err, &se) {
+			fail(se.Code, se.Err)
+		}
+		fail(127, err)
+	}
+	err = syscall.Exec(path, spec.Argv, spec.Env)
+	code := 126
+	if errors.Is(err, unix.ENOENT) {
+		code = 127
+	}
+	fail(code, explainStart(spec.Argv[0], err))
+}
