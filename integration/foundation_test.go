@@ -569,3 +569,34 @@ func TestExplainAndDoctor(t *testing.T) {
 		t.Fatalf("doctor --json: %v\n%s", err, r.stdout)
 	}
 }
+
+func TestCapabilitiesDoNotReachTheChild(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to hand wrun an ambient capability")
+	}
+	ws := sharedWorkspace(t)
+	const capNetRaw = 13
+	o := runOpts{dir: ws, cred: nobody, ambient: []uintptr{capNetRaw}, env: []string{"HOME=/nonexistent"}}
+	capAmb := func(status string) string {
+		for _, l := range strings.Split(status, "\n") {
+			if v, ok := strings.CutPrefix(l, "CapAmb:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "?"
+	}
+	// Control: without wrun the ambient capability reaches the program.
+	if got := capAmb(run(t, o, "cat", "/proc/self/status").stdout); got != "0000000000002000" {
+		t.Fatalf("control: CapAmb %s", got)
+	}
+	if got := capAmb(wrun(t, o, "--", "cat", "/proc/self/status").stdout); got != "0000000000000000" {
+		t.Errorf("under wrun the child has ambient capabilities %s", got)
+	}
+	// As root the child keeps uid 0 but no capability at all.
+	r := wrun(t, runOpts{dir: ws}, "--", "grep", "-E", "^Cap(Prm|Eff|Bnd|Amb)", "/proc/self/status")
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if !strings.HasSuffix(l, "0000000000000000") {
+			t.Errorf("root's child keeps a capability: %q", l)
+		}
+	}
+}

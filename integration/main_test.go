@@ -23,6 +23,7 @@ var bins struct {
 }
 
 func TestMain(m *testing.M) {
+	touchSources()
 	dir, err := os.MkdirTemp("", "wrun-itest-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,6 +47,26 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// touchSources opens every source file of the module, so that go test's
+// result cache (which tracks the files a test opens) is invalidated when
+// the code of the wrun binary these tests build changes.
+func touchSources() {
+	_ = filepath.WalkDir("..", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".go") || d.Name() == "go.mod" || d.Name() == "go.sum") {
+			if f, err := os.Open(p); err == nil {
+				f.Close()
+			}
+		}
+		return nil
+	})
 }
 
 // requireABI skips the test unless the kernel has Landlock ABI n.
@@ -73,6 +94,8 @@ type runOpts struct {
 	files []*os.File
 	stdin string
 	cred  *syscall.Credential
+	// ambient capabilities for the started process (needs root).
+	ambient []uintptr
 }
 
 func run(t *testing.T, o runOpts, argv ...string) result {
@@ -84,8 +107,8 @@ func run(t *testing.T, o runOpts, argv ...string) result {
 	cmd.Stdin = strings.NewReader(o.stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if o.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
+	if o.cred != nil || o.ambient != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred, AmbientCaps: o.ambient}
 	}
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {

@@ -129,12 +129,16 @@ func canonical(p string) (string, error) {
 }
 
 // stdioPaths returns what file descriptors 0-2 are open on, when that is a
-// path (a terminal, a file) rather than a pipe or socket.
+// file or a device (a terminal) rather than a pipe or socket. A directory
+// is left out: a rule on it would open everything beneath it.
 func stdioPaths() [3]string {
 	var out [3]string
 	for fd := range out {
 		target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
-		if err == nil && filepath.IsAbs(target) && !strings.HasSuffix(target, " (deleted)") {
+		if err != nil || !filepath.IsAbs(target) || strings.HasSuffix(target, " (deleted)") {
+			continue
+		}
+		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
 			out[fd] = target
 		}
 	}

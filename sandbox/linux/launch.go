@@ -232,10 +232,8 @@ func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) (listener int
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return -1, fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	if pl.DropCaps {
-		if err := dropCapabilities(); err != nil {
-			return -1, err
-		}
+	if err := dropCapabilities(); err != nil {
+		return -1, err
 	}
 	if rs != nil {
 		if err := restrictSelf(rs); err != nil {
@@ -248,29 +246,39 @@ func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) (listener int
 	return loadFilter(prog, pl.seccomp.Observe)
 }
 
-// dropCapabilities empties the calling thread's bounding, ambient,
-// inheritable, permitted and effective sets, so that a child run as root
-// gains no capability at exec.
+// dropCapabilities empties the calling thread's ambient, inheritable,
+// permitted and effective sets, and the bounding set where it is not empty
+// already (as root), so that the child gains no capability at exec: not as
+// root, not from ambient capabilities wrun inherited. (With no_new_privs,
+// file capabilities are ignored at exec.)
 func dropCapabilities() error {
-	last := 40
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			last = n
-		}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %w", err)
 	}
-	for c := 0; c <= last; c++ {
-		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
-			continue // not in the bounding set (a nested wrun dropped it already)
+	// Only a holder of CAP_SETPCAP can shrink the bounding set; without
+	// it (an ordinary user) the bounding set is moot under no_new_privs.
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		last := 40
+		if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				last = n
+			}
 		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		for c := 0; c <= last; c++ {
+			if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
+				continue // not in the bounding set (a nested wrun dropped it already)
+			}
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
 		}
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("clearing ambient capabilities: %w", err)
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
+	data = [2]unix.CapUserData{}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("dropping capabilities: %w", err)
 	}

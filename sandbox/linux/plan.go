@@ -29,12 +29,15 @@ type Plan struct {
 	Create  []creation `json:"-"`
 	seccomp seccompSpec
 	// Protection says how protected paths are enforced.
-	Protection string          `json:"protection"`
-	Gaps       []sandbox.Gap   `json:"gaps"`
-	Notes      []string        `json:"notes"`
-	Degraded   bool            `json:"degraded"`
-	DropCaps   bool            `json:"drop_capabilities"`
-	Options    sandbox.Options `json:"-"`
+	Protection string        `json:"protection"`
+	Gaps       []sandbox.Gap `json:"gaps"`
+	Notes      []string      `json:"notes"`
+	Degraded   bool          `json:"degraded"`
+	// DropCaps: wrun runs as root, whose child keeps uid 0 but no
+	// capability. (Every child's capabilities are dropped; this says it
+	// matters.)
+	DropCaps bool            `json:"drop_capabilities"`
+	Options  sandbox.Options `json:"-"`
 	// viaUserNS: the mounts are made by a second stage of wrun in a new
 	// user and mount namespace (wrun lacks CAP_SYS_ADMIN).
 	viaUserNS bool
