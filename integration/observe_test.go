@@ -96,3 +96,25 @@ func TestObserverReportsProtectedAndNetworkDenials(t *testing.T) {
 		t.Fatalf("want one socket denial, got %+v", ob.Denials)
 	}
 }
+
+func TestObserverSeesThroughProcMagicLinks(t *testing.T) {
+	requireABI(t, 3)
+	if !bins.features.UserNotif {
+		t.Skip("needs seccomp user notification (Linux 5.0)")
+	}
+	ws := workspace(t)
+	// stdout is a pipe here: reopening it through /dev/stdout or
+	// /proc/self/fd is not a path Landlock checks, so nothing is denied.
+	ob, r := runObserved(t, runOpts{dir: ws}, "--", "sh", "-c", "echo a > /dev/stdout; echo b > /proc/self/fd/1")
+	if r.code != 0 || !strings.Contains(r.stdout, "a\nb") {
+		t.Fatalf("%s", r)
+	}
+	if len(ob.Denials) != 0 {
+		t.Errorf("false denials through magic links: %+v", ob.Denials)
+	}
+	// /proc/self is the child's, not wrun's.
+	ob, _ = runObserved(t, runOpts{dir: ws}, "--", "sh", "-c", "echo 0 > /proc/self/oom_score_adj")
+	if len(ob.Denials) != 1 || !strings.HasPrefix(ob.Denials[0].Path, "/proc/") || !strings.HasSuffix(ob.Denials[0].Path, "/oom_score_adj") || strings.Contains(ob.Denials[0].Path, "self") {
+		t.Errorf("want one denial on /proc/PID/oom_score_adj, got %+v", ob.Denials)
+	}
+}

@@ -374,7 +374,7 @@ func readPath(pid, dirfd int, addr uintptr) (string, error) {
 		return "", err
 	}
 	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
+		return childView(pid, filepath.Clean(p)), nil
 	}
 	var base string
 	if dirfd == unix.AT_FDCWD {
@@ -385,7 +385,43 @@ func readPath(pid, dirfd int, addr uintptr) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(base, p), nil
+	return childView(pid, filepath.Join(base, p)), nil
+}
+
+// childView rewrites the paths that name "the calling process" so that
+// they name pid rather than wrun, which resolves them.
+func childView(pid int, p string) string {
+	self := fmt.Sprintf("/proc/%d", pid)
+	for _, pre := range []string{"/proc/self", "/proc/thread-self"} {
+		if p == pre || strings.HasPrefix(p, pre+"/") {
+			return self + p[len(pre):]
+		}
+	}
+	switch {
+	case p == "/dev/stdin":
+		return self + "/fd/0"
+	case p == "/dev/stdout":
+		return self + "/fd/1"
+	case p == "/dev/stderr":
+		return self + "/fd/2"
+	case p == "/dev/fd" || strings.HasPrefix(p, "/dev/fd/"):
+		return self + "/fd" + p[len("/dev/fd"):]
+	}
+	return p
+}
+
+// magicLink resolves a /proc/PID/fd/N (or task/TID/fd/N) link. ok is false
+// when path is not one; target is "" when it names no path (a pipe, a
+// socket), which Landlock does not check.
+func magicLink(path string) (target string, ok bool) {
+	if !strings.HasPrefix(path, "/proc/") || filepath.Base(filepath.Dir(path)) != "fd" {
+		return "", false
+	}
+	t, err := os.Readlink(path)
+	if err != nil || !filepath.IsAbs(t) || strings.HasSuffix(t, " (deleted)") {
+		return "", true
+	}
+	return t, true
 }
 
 func programOf(pid int) string {
@@ -458,7 +494,14 @@ func (pl *Plan) predict(ev event) (op, target, right string) {
 		}
 		return "", "", ""
 	}
-	path := resolveParent(ev.path)
+	path := ev.path
+	if t, ok := magicLink(path); ok {
+		if t == "" {
+			return "", "", "" // a pipe or socket: no path for Landlock to check
+		}
+		path = t
+	}
+	path = resolveParent(path)
 	parent := filepath.Dir(path)
 	fi, statErr := os.Lstat(path)
 	exists := statErr == nil
