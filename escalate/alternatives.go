@@ -125,22 +125,42 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		alt.Kind = KindBeyondCeiling
 		alt.WithinCeiling = false
 		alt.Exceeds = ex
-		alt.Description = fmt.Sprintf("not offered: %s, but %s (ceiling %s)", alt.Description, strings.Join(ex, "; "), a.ceiling)
+		alt.Description = fmt.Sprintf("not offered: %s, but %s; the ceiling is %s", alt.Description, strings.Join(ex, "; "), a.ceiling)
 		alt.Try = ""
 	}
 	return alt, true
 }
 
 // exceeds says how an alternative needing authority g goes beyond the
-// ceiling. An extra path is bounded through the field it widens: a path
-// in the workspace needs files=write in the ceiling, one outside it
-// shell=full.
+// ceiling: only the fields it changes count (a route under the run's own
+// grant or asking the parent widens nothing). An extra path is bounded
+// through the field it widens: a path in the workspace needs files=write
+// in the ceiling, one outside it shell=full.
 func (a *Analyzer) exceeds(g grant.Grant, alt Alternative) []string {
-	ex := g.Exceeds(a.ceiling.Grant)
+	ex := widening(a.p.Grant, g, a.ceiling.Grant)
 	if alt.Kind == KindAllowWrite && len(ex) > 0 {
 		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", alt.Args[1], CompactSpec(g), strings.Join(ex, "; "))}
 	}
 	return ex
+}
+
+// widening lists, in words, each field in which g widens cur beyond
+// ceiling; fields g leaves as cur has them are not checked.
+func widening(cur, g, ceiling grant.Grant) []string {
+	d := ceiling
+	if g.Files != cur.Files {
+		d.Files = g.Files
+	}
+	if g.Shell != cur.Shell {
+		d.Shell = g.Shell
+	}
+	if g.Network != cur.Network {
+		d.Network = g.Network
+	}
+	if g.Desktop != cur.Desktop {
+		d.Desktop = g.Desktop
+	}
+	return d.Exceeds(ceiling)
 }
 
 // applies evaluates def's conditions for f.

@@ -290,7 +290,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			if policy.Within(p, req.Workdir) {
 				field = map[string]string{"files": "write"}
 			}
-			if ex := applySet(cur, field).Exceeds(ceiling.Grant); len(ex) > 0 {
+			if ex := widening(cur, applySet(cur, field), ceiling.Grant); len(ex) > 0 {
 				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", p, CompactSpec(applySet(cur, field)), strings.Join(ex, "; ")))
 			}
 			if !slices.Contains(w.AllowWrite, p) {
@@ -313,7 +313,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			resolved[owner[id]] = true
 		}
 	}
-	exceeded = append(exceeded, w.Grant.Exceeds(ceiling.Grant)...)
+	exceeded = append(exceeded, widening(cur, w.Grant, ceiling.Grant)...)
 	if len(exceeded) > 0 {
 		return nil, &CeilingError{Ceiling: ceiling, Exceeds: exceeded}
 	}

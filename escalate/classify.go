@@ -158,6 +158,9 @@ func (a *Analyzer) finish(f finding, rule, why string) finding {
 	x := a.expander(f, nil)
 	f.by = WithheldBy{Field: def.Field, Rule: rule, Why: x.text(def.Why)}
 	f.short = x.text(def.Short)
+	if f.why == "" {
+		f.why = f.by.Why // what {why} says in the alternatives
+	}
 	return f
 }
 
