@@ -45,12 +45,12 @@ func inferPatterns() []inferPattern {
 		{name: "python", re: regexp.MustCompile(`(?:PermissionError|OSError): \[Errno (?:1|13|30)\] [^:]+: '(?P<path>[^']+)'(?: -> '(?P<dest>[^']+)')?`)},
 		// Go: "dial tcp 1.2.3.4:443: connect: operation not permitted"
 		{name: "go-dial", op: OpConnect, re: regexp.MustCompile(`dial (?P<net>tcp[46]?|udp[46]?|unix) (?P<addr>\S+?): (?:socket|connect): (?i:permission denied|operation not permitted)`)},
-		// Go: "open /x: permission denied", "rename /a /b: ..."
-		{name: "go", re: regexp.MustCompile(`(?:^|[\s:])(?P<verb>open|openat|creat|mkdir|mkdirat|remove|unlinkat|rmdir|rename|renameat|symlink|link|chmod|chown|truncate|write) (?P<path>\S+?)(?: (?P<dest>/\S+?))?: ` + refusal)},
 		// coreutils: "touch: cannot touch '/x': Permission denied",
 		// "mv: cannot move 'a' to 'b': ...", dash's "sh: 1: cannot create /x: ..."
 		{name: "coreutils", re: regexp.MustCompile(`^(?P<prog>[\w.+-]+): (?:\d+: |line \d+: )?(?:cannot|can't|failed to|unable to) (?P<verb>touch|create regular file|create directory|create symbolic link|create hard link|create fifo|create special file|create|make directory|remove|unlink|open|move|rename|overwrite|write to|write|truncate|lock) ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `(?: to ` + q + `(?P<dest>[^'’"` + "`" + `]+?)` + eq + `)?: ` + refusal)},
 		{name: "coreutils-meta", re: regexp.MustCompile(`^(?P<prog>[\w.+-]+): (?P<verb>changing permissions of|changing ownership of|setting times of) ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
+		// Go: "open /x: permission denied", "rename /a /b: ..."
+		{name: "go", re: regexp.MustCompile(`(?:^|[\s:])(?P<verb>open|openat|creat|mkdir|mkdirat|remove|unlinkat|rmdir|rename|renameat|symlink|link|chmod|chown|truncate|write) (?P<path>[^\s'‘’"` + "`" + `]\S*?)(?: (?P<dest>/\S+?))?: ` + refusal)},
 		// ssh and curl name host and port.
 		{name: "ssh", op: OpConnect, re: regexp.MustCompile(`connect to host (?P<host>\S+) port (?P<port>\d+): (?i:permission denied|operation not permitted)`)},
 		{name: "curl", op: OpConnect, re: regexp.MustCompile(`Failed to connect to (?P<host>\S+) port (?P<port>\d+)[^:]*: (?i:permission denied|operation not permitted)`)},
@@ -218,7 +218,7 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 		}
 		cands = []Op{{Kind: OpCreate, Path: path}, {Kind: OpOpen, Path: path, Rights: policy.WriteFile}}
 	case OpOpen + "-write":
-		cands = []Op{{Kind: OpOpen, Path: path, Rights: policy.WriteFile}, {Kind: OpCreate, Path: path}}
+		cands = a.writeOrCreate(path)
 	case OpOpen + "-dir":
 		cands = []Op{{Kind: OpOpen, Path: path, Dir: true}}
 	case OpMkdir, OpMknod, OpUnlink, OpRmdir, OpTrunc, OpChmod, OpChown, OpUtime:
@@ -251,9 +251,20 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 			cands = []Op{read}
 			break
 		}
-		cands = []Op{{Kind: OpOpen, Path: path, Rights: policy.WriteFile}, {Kind: OpCreate, Path: path}}
+		cands = a.writeOrCreate(path)
 	}
 	return a.first(prog, cands)
+}
+
+// writeOrCreate are the candidates for a refused write to path: writing
+// the file if it exists (or existence is unknown), else creating it.
+func (a *Analyzer) writeOrCreate(path string) []Op {
+	write := Op{Kind: OpOpen, Path: path, Rights: policy.WriteFile}
+	create := Op{Kind: OpCreate, Path: path}
+	if a.exists(path) {
+		return []Op{write, create}
+	}
+	return []Op{create, write}
 }
 
 // first returns the denial of the first candidate the policy denies.
