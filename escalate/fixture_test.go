@@ -18,9 +18,8 @@ const (
 var fixtureEnv = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 
 // fixture builds, without touching the disk, the policy policy.Compute
-// makes for spec on the fixture's host (a test against Compute itself,
-// TestFixtureMatchesCompute's cousins in drift_test.go, keeps the shapes
-// honest).
+// makes for spec on the fixture's host (drift_test.go runs the same kind
+// of checks on policies Compute really made).
 func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 	t.Helper()
 	g, err := grant.Parse(spec)

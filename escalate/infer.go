@@ -35,7 +35,7 @@ func inferPatterns() []inferPattern {
 	eq := `['’"` + "`" + `]?` // an optional closing quote
 	return []inferPattern{
 		// git
-		{name: "git-config-lock", op: OpOpen + "-write", re: regexp.MustCompile(`could not (?:lock|write) config file ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
+		{name: "git-config-lock", op: opWrite, re: regexp.MustCompile(`could not (?:lock|write) config file ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
 		{name: "git-unable-create", op: OpCreate, re: regexp.MustCompile(`[Uu]nable to create (?:file )?` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
 		{name: "git-create-dir", op: OpMkdir, re: regexp.MustCompile(`cannot create directory at ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
 		{name: "git-objects", op: OpCreate, re: regexp.MustCompile(`insufficient permission for adding an object to repository database (?P<path>\S+)`)},
@@ -65,6 +65,13 @@ func inferPatterns() []inferPattern {
 	}
 }
 
+// Operations only the heuristics use: a write to a file that may or may
+// not exist yet, and listing a directory.
+const (
+	opWrite = "write?"
+	opList  = "list?"
+)
+
 // verbOps maps what a message says was tried to an operation; "" leaves
 // it open (the model picks the likeliest denied one).
 func verbOps(verb string) string {
@@ -86,7 +93,7 @@ func verbOps(verb string) string {
 	case "move", "rename", "renameat":
 		return OpRename
 	case "write to", "write", "lock", "copy":
-		return OpOpen + "-write"
+		return opWrite
 	case "truncate":
 		return OpTrunc
 	case "changing permissions of", "chmod", "set permissions on":
@@ -96,7 +103,7 @@ func verbOps(verb string) string {
 	case "setting times of", "utime":
 		return OpUtime
 	case "scandir", "opendir":
-		return OpOpen + "-dir"
+		return opList
 	}
 	return ""
 }
@@ -217,9 +224,9 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 			path = filepath.Join(path, "tmp_obj_XXXXXX")
 		}
 		cands = []Op{{Kind: OpCreate, Path: path}, {Kind: OpOpen, Path: path, Rights: policy.WriteFile}}
-	case OpOpen + "-write":
+	case opWrite:
 		cands = a.writeOrCreate(path)
-	case OpOpen + "-dir":
+	case opList:
 		cands = []Op{{Kind: OpOpen, Path: path, Dir: true}}
 	case OpMkdir, OpMknod, OpUnlink, OpRmdir, OpTrunc, OpChmod, OpChown, OpUtime:
 		cands = []Op{{Kind: op, Path: path}}
