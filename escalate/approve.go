@@ -80,7 +80,7 @@ func CeilingFrom(flag string, env []string) (Ceiling, []string, error) {
 	return c, notes, nil
 }
 
-// String renders the ceiling and its source: "full,files=read (from
+// String renders the ceiling and its source: "verify,network=off (from
 // WRUN_CEILING)".
 func (c Ceiling) String() string {
 	return CompactSpec(c.Grant) + " (from " + c.Source + ")"

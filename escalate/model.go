@@ -55,8 +55,11 @@ type Facts struct {
 	// Argv is the command being run; routes rewrite it ("cargo test
 	// --offline").
 	Argv []string
-	// Exists reports whether a path exists; alternatives use it to name an
-	// existing path for --allow-write. Nil assumes every path exists.
+	// Exists reports whether a path exists (os.Lstat succeeds). It picks
+	// an existing path for --allow-write (wrun refuses a missing one), the
+	// repository whose config a new writable root would carve around, and
+	// whether a refused write in the output was to an existing file or a
+	// new one. Nil assumes every path exists.
 	Exists func(path string) bool
 }
 
@@ -362,7 +365,8 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	} else {
 		a.ceiling = Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
 	}
-	_, a.nested = lookupEnv(f.Env, "WRUN_GRANT")
+	parent, _ := lookupEnv(f.Env, EnvGrant)
+	a.nested = parent != ""
 	a.caches = toolCaches(f.Home, a.getenv)
 	return a, nil
 }
