@@ -1,0 +1,322 @@
+package escalate
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// Alternative is one concrete thing to do instead of what was denied.
+type Alternative struct {
+	// ID names the alternative for an approver: the catalogue id, prefixed
+	// in a request with the denial's id ("d1.allow-write").
+	ID string `json:"id"`
+	// Kind is one of KindRoute, KindAllowWrite, KindGrant, KindAskParent,
+	// KindBeyondCeiling.
+	Kind string `json:"kind"`
+	// Description says it in plain words.
+	Description string `json:"description"`
+	// Try is the few words of it that the one-line summary shows.
+	Try string `json:"try"`
+	// Args are the exact wrun flags a retry adds for it: ["--allow-write",
+	// PATH] or ["--grant", SPEC] (which replaces the run's --grant). Empty
+	// for routes and ask-parent.
+	Args []string `json:"args"`
+	// Commands are, for a route, the wrun command lines to run instead, in
+	// order.
+	Commands [][]string `json:"commands,omitempty"`
+	// Grant is the grant the alternative runs under: the widened grant, or
+	// for a route the grant of its first command.
+	Grant string `json:"grant"`
+	// WithinCeiling is false when the ceiling forbids the alternative; it is
+	// then of kind KindBeyondCeiling and Exceeds says why.
+	WithinCeiling bool     `json:"within_ceiling"`
+	Exceeds       []string `json:"exceeds,omitempty"`
+}
+
+// Alternatives lists what to do instead of d, from the narrowest: routes
+// that widen nothing, one extra path, a grant field change, asking the
+// parent. Each is checked against the ceiling; one beyond it is kept as
+// KindBeyondCeiling, naming the ceiling. Widenings are offered only when
+// the access model says they would allow what was denied, and never for a
+// protected or hidden path.
+func (a *Analyzer) Alternatives(d sandbox.Denial) []Alternative {
+	return a.alternatives(a.find(d))
+}
+
+func (a *Analyzer) alternatives(f finding) []Alternative {
+	var out []Alternative
+	for i := range a.cat.Alternatives {
+		def := &a.cat.Alternatives[i]
+		if !slices.Contains(def.Rules, f.by.Rule) && !slices.Contains(def.Rules, "*") {
+			continue
+		}
+		if alt, ok := a.alternative(f, def); ok {
+			out = append(out, alt)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y Alternative) int { return rankOf(x) - rankOf(y) })
+	return out
+}
+
+func rankOf(alt Alternative) int {
+	if alt.Kind == KindBeyondCeiling {
+		// Keep it where the widening it replaces would stand.
+		if len(alt.Args) > 0 && alt.Args[0] == "--allow-write" {
+			return kindRank(KindAllowWrite)
+		}
+		if len(alt.Commands) > 0 {
+			return kindRank(KindRoute)
+		}
+		return kindRank(KindGrant)
+	}
+	return kindRank(alt.Kind)
+}
+
+// alternative instantiates def for f, or reports that it does not apply.
+func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
+	if !a.applies(f, def) {
+		return Alternative{}, false
+	}
+	x := a.expander(f, def)
+	alt := Alternative{ID: def.ID, Kind: def.Kind, Args: []string{}, Grant: a.p.Grant.String(), WithinCeiling: true}
+	var equivalent grant.Grant // the grant whose authority the alternative needs
+	switch def.Kind {
+	case KindAllowWrite:
+		target := a.allowTarget(f, def)
+		if target == "" || !a.resolves(f, []policy.Rule{{Path: target, Access: policy.ReadWrite}}) {
+			return Alternative{}, false
+		}
+		x.target = target
+		alt.Args = []string{"--allow-write", target}
+		equivalent = a.p.Grant
+		if policy.Within(target, a.p.Workdir) {
+			equivalent = applySet(equivalent, map[string]string{"files": "write"})
+		} else {
+			equivalent = applySet(equivalent, map[string]string{"shell": "full"})
+		}
+	case KindGrant:
+		if !a.resolves(f, a.grantRules(x.newGrant)) {
+			return Alternative{}, false
+		}
+		alt.Args = []string{"--grant", CompactSpec(x.newGrant)}
+		alt.Grant = x.newGrant.String()
+		equivalent = x.newGrant
+	case KindRoute:
+		alt.Grant = x.routeGrant.String()
+		equivalent = x.routeGrant
+		for _, cmd := range def.Commands {
+			alt.Commands = append(alt.Commands, x.tokens(cmd))
+		}
+	case KindAskParent:
+		equivalent = a.p.Grant
+	}
+	alt.Description = x.text(def.Description)
+	alt.Try = x.text(def.Try)
+	if def.Kind == KindAskParent && a.nested {
+		alt.Description += " (this wrun runs inside another: only the enclosing run can widen what its sandbox allows)"
+	}
+	if ex := a.exceeds(equivalent, alt); len(ex) > 0 {
+		alt.Kind = KindBeyondCeiling
+		alt.WithinCeiling = false
+		alt.Exceeds = ex
+		alt.Description = fmt.Sprintf("not offered: %s, but %s; the ceiling is %s", alt.Description, strings.Join(ex, "; "), a.ceiling)
+		alt.Try = ""
+	}
+	return alt, true
+}
+
+// exceeds says how an alternative needing authority g goes beyond the
+// ceiling: only the fields it changes count (a route under the run's own
+// grant or asking the parent widens nothing). An extra path is bounded
+// through the field it widens: a path in the workspace needs files=write
+// in the ceiling, one outside it shell=full.
+func (a *Analyzer) exceeds(g grant.Grant, alt Alternative) []string {
+	ex := widening(a.p.Grant, g, a.ceiling.Grant)
+	if alt.Kind == KindAllowWrite && len(ex) > 0 {
+		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", alt.Args[1], CompactSpec(g), strings.Join(ex, "; "))}
+	}
+	return ex
+}
+
+// widening lists, in words, each field in which g widens cur beyond
+// ceiling; fields g leaves as cur has them are not checked.
+func widening(cur, g, ceiling grant.Grant) []string {
+	d := ceiling
+	if g.Files != cur.Files {
+		d.Files = g.Files
+	}
+	if g.Shell != cur.Shell {
+		d.Shell = g.Shell
+	}
+	if g.Network != cur.Network {
+		d.Network = g.Network
+	}
+	if g.Desktop != cur.Desktop {
+		d.Desktop = g.Desktop
+	}
+	return d.Exceeds(ceiling)
+}
+
+// applies evaluates def's conditions for f.
+func (a *Analyzer) applies(f finding, def *altDef) bool {
+	w := def.When
+	cmd := ""
+	if argv := a.argv(); len(argv) > 0 {
+		cmd = filepath.Base(argv[0])
+	}
+	if len(w.Command) > 0 && !slices.Contains(w.Command, cmd) {
+		return false
+	}
+	if slices.Contains(w.NotCommand, cmd) {
+		return false
+	}
+	if len(w.Program) > 0 && !slices.Contains(w.Program, filepath.Base(f.d.Program)) {
+		return false
+	}
+	if len(w.Tool) > 0 && (f.cache == nil || !slices.Contains(w.Tool, f.cache.Tool)) {
+		return false
+	}
+	if len(w.Base) > 0 && !slices.Contains(w.Base, filepath.Base(f.path)) {
+		return false
+	}
+	for _, c := range w.If {
+		switch c {
+		case "full-covers":
+			if !a.fullCovers(f.path) {
+				return false
+			}
+		case "shell-verify":
+			if a.p.Grant.Shell != grant.ShellVerify {
+				return false
+			}
+		case "exists":
+			if !a.exists(f.path) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (a *Analyzer) exists(path string) bool {
+	return a.facts.Exists == nil || a.facts.Exists(path)
+}
+
+// allowTarget picks the path an --allow-write alternative names: it must
+// exist (wrun refuses a missing --allow-write path), and it is the
+// narrowest one that allows the denied act.
+func (a *Analyzer) allowTarget(f finding, def *altDef) string {
+	var target string
+	switch def.Path {
+	case "{path}":
+		target = f.path
+	case "{cache_dir}":
+		if f.cache == nil {
+			return ""
+		}
+		target = f.cache.cacheRoot(f.path)
+	case "{narrowest}":
+		// A right on the file itself (write, truncate) needs only the
+		// file; a directory right (create, remove) needs its parent.
+		target = f.at
+	}
+	for target != "/" && !a.exists(target) {
+		target = filepath.Dir(target)
+	}
+	if target == "/" || target == a.facts.Home {
+		return "" // far too wide to offer as one extra path
+	}
+	return target
+}
+
+// grantRules are the writable rules g adds over the policy's grant, as far
+// as this package knows them (the workspace, the verify scope, the user's
+// tool caches); network and desktop changes add none.
+func (a *Analyzer) grantRules(g grant.Grant) []policy.Rule {
+	var out []policy.Rule
+	cur := a.p.Grant
+	if g.Files == grant.FilesWrite && cur.Files < grant.FilesWrite {
+		out = append(out, policy.Rule{Path: a.p.Workdir, Access: policy.ReadWrite})
+	}
+	if g.Shell >= grant.ShellVerify && cur.Shell < grant.ShellVerify {
+		for _, v := range a.facts.VerifyScope {
+			acc := policy.ReadWrite
+			if !v.Dir {
+				acc = policy.ReadFile | policy.WriteExisting
+			}
+			out = append(out, policy.Rule{Path: v.Path, Access: acc})
+		}
+	}
+	if g.Shell == grant.ShellFull && cur.Shell < grant.ShellFull {
+		for _, c := range a.caches {
+			for _, p := range c.Full {
+				out = append(out, policy.Rule{Path: p, Access: policy.ReadWrite})
+			}
+		}
+	}
+	return out
+}
+
+// resolves reports whether adding rules would let f's denied act through.
+// Socket denials are resolved by their field change alone; a file system
+// one is checked with the access model, including the protected paths the
+// new rules would bring (with carved protection they narrow the
+// directories above them).
+func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
+	if f.acc == 0 {
+		return f.by.Field == "network" || f.by.Field == "desktop" || f.by.Rule == "workspace-hidden"
+	}
+	if f.by.Rule == "workspace-hidden" {
+		return true
+	}
+	var holes []hole
+	if a.facts.Protection == ProtectCarved && a.facts.Exists != nil {
+		for _, r := range rules {
+			holes = append(holes, a.wouldProtect(r.Path)...)
+		}
+	}
+	m := a.model.with(rules, holes)
+	if m.rights(f.at)&f.acc != f.acc {
+		return false
+	}
+	return m.readOnlyAt(f.at) == nil
+}
+
+// wouldProtect lists the protected paths policy would add inside a newly
+// writable root: the workspace repository's config and hooks, the user's
+// start-up files.
+func (a *Analyzer) wouldProtect(root string) []hole {
+	var out []hole
+	add := func(path, why string) {
+		if policy.Within(path, root) && a.exists(path) {
+			out = append(out, hole{Hole: policy.Hole{Path: path, Withheld: policy.Write, Why: why}, protected: true})
+		}
+	}
+	for d := a.p.Workdir; ; d = filepath.Dir(d) {
+		if gd := filepath.Join(d, ".git"); a.exists(gd) {
+			for _, pp := range a.cat.Protected {
+				if pp.Under == "gitdir" {
+					add(filepath.Join(gd, pp.Rel), pp.Why)
+				}
+			}
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if a.facts.Home != "" {
+		for _, pp := range a.cat.Protected {
+			if pp.Under == "home" {
+				add(filepath.Join(a.facts.Home, pp.Rel), pp.Why)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,346 @@
+package escalate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+)
+
+// Where a ceiling came from (Ceiling.Source).
+const (
+	// CeilingDefault is grant.Ceiling(): the invoking user's own authority,
+	// desktop off.
+	CeilingDefault = "default"
+	// CeilingFlag is the --ceiling flag.
+	CeilingFlag = "--ceiling"
+	// EnvCeiling is the variable that carries the ceiling to every child,
+	// so a nested wrun inherits it.
+	EnvCeiling = "WRUN_CEILING"
+	// EnvGrant is the variable that carries the effective grant to every
+	// child; a nested wrun's ceiling never exceeds it.
+	EnvGrant = "WRUN_GRANT"
+)
+
+// Ceiling bounds every approval: no alternative that exceeds it is
+// offered, and no widening beyond it is approved.
+type Ceiling struct {
+	Grant grant.Grant
+	// Source says where it came from: CeilingDefault, CeilingFlag or
+	// EnvCeiling, with " narrowed by WRUN_GRANT" when the enclosing run's
+	// grant narrowed it.
+	Source string
+}
+
+// CeilingFrom computes the ceiling: the --ceiling flag (empty when not
+// given), else WRUN_CEILING from env, else grant.Ceiling(). A flag can only
+// narrow an inherited WRUN_CEILING, and inside another wrun (WRUN_GRANT
+// set) the ceiling never exceeds the enclosing run's grant: a nested wrun
+// can never widen its parent. The notes say what was narrowed.
+func CeilingFrom(flag string, env []string) (Ceiling, []string, error) {
+	c := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	var notes []string
+	inherited := false
+	if v, ok := lookupEnv(env, EnvCeiling); ok && v != "" {
+		g, err := grant.Parse(v)
+		if err != nil {
+			return Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", EnvCeiling, err)
+		}
+		c, inherited = Ceiling{Grant: g, Source: EnvCeiling}, true
+	}
+	if flag != "" {
+		g, err := grant.Parse(flag)
+		if err != nil {
+			return Ceiling{}, nil, fmt.Errorf("--ceiling: %w", err)
+		}
+		if ex := g.Exceeds(c.Grant); inherited && len(ex) > 0 {
+			notes = append(notes, "--ceiling narrowed to the inherited "+EnvCeiling+": "+strings.Join(ex, "; "))
+			g = g.Intersect(c.Grant)
+		}
+		c = Ceiling{Grant: g, Source: CeilingFlag}
+	}
+	if v, ok := lookupEnv(env, EnvGrant); ok && v != "" {
+		parent, err := grant.Parse(v)
+		if err != nil {
+			return Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", EnvGrant, err)
+		}
+		if ex := c.Grant.Exceeds(parent); len(ex) > 0 {
+			notes = append(notes, "ceiling narrowed to the enclosing wrun's grant: "+strings.Join(ex, "; "))
+			c.Grant = c.Grant.Intersect(parent)
+			c.Source += " narrowed by " + EnvGrant
+		}
+	}
+	return c, notes, nil
+}
+
+// String renders the ceiling and its source: "verify,network=off (from
+// WRUN_CEILING)".
+func (c Ceiling) String() string {
+	return CompactSpec(c.Grant) + " (from " + c.Source + ")"
+}
+
+// CeilingError is a widening the ceiling forbids.
+type CeilingError struct {
+	Ceiling Ceiling
+	Exceeds []string
+}
+
+func (e *CeilingError) Error() string {
+	return fmt.Sprintf("widening refused: %s; the ceiling is %s", strings.Join(e.Exceeds, "; "), e.Ceiling)
+}
+
+// The values of Decision.Decision and Decision.Scope.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+	ScopeRun        = "run"
+	ScopeSession    = "session"
+)
+
+// Decision is an approver's answer to a request.
+type Decision struct {
+	Decision string `json:"decision"`
+	// Alternatives are the approved alternatives' ids; none means the
+	// narrowest widening alternative of each denial.
+	Alternatives []string `json:"alternatives,omitempty"`
+	// Scope is ScopeRun (this retry only) or ScopeSession (the caller may
+	// remember it for later runs of the session).
+	Scope string `json:"scope"`
+	// Reason carries the message of a decision that was not understood.
+	Reason string `json:"-"`
+}
+
+// DeniedError is a request that was not approved: the approver said deny,
+// or said something that is not a decision.
+type DeniedError struct{ Reason string }
+
+func (e *DeniedError) Error() string { return "escalation denied: " + e.Reason }
+
+// ParseDecision reads an approver's decision: {"decision": "approve" |
+// "deny", "alternatives": [ids] (optional), "scope": "run" | "session"
+// (optional, default run)}. Anything else is a denial: the error says what
+// was wrong, and the returned decision is then a deny carrying that reason.
+func ParseDecision(b []byte) (Decision, error) {
+	d, err := parseDecision(b)
+	if err != nil {
+		return Decision{Decision: DecisionDeny, Scope: ScopeRun, Reason: err.Error()}, err
+	}
+	return d, nil
+}
+
+func parseDecision(b []byte) (Decision, error) {
+	bad := func(format string, args ...any) (Decision, error) {
+		return Decision{}, &DeniedError{Reason: "the approver's answer is not a decision: " + fmt.Sprintf(format, args...) +
+			`; want {"decision": "approve"|"deny", "alternatives": [ids], "scope": "run"|"session"}`}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return bad("it is empty")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var raw struct {
+		Decision     *string   `json:"decision"`
+		Alternatives *[]string `json:"alternatives"`
+		Scope        *string   `json:"scope"`
+	}
+	if err := dec.Decode(&raw); err != nil {
+		return bad("%v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return bad("more follows the JSON object")
+	}
+	d := Decision{Scope: ScopeRun}
+	switch {
+	case raw.Decision == nil:
+		return bad(`"decision" is missing`)
+	case *raw.Decision != DecisionApprove && *raw.Decision != DecisionDeny:
+		return bad(`"decision" is %q`, *raw.Decision)
+	}
+	d.Decision = *raw.Decision
+	if raw.Scope != nil {
+		if *raw.Scope != ScopeRun && *raw.Scope != ScopeSession {
+			return bad(`"scope" is %q`, *raw.Scope)
+		}
+		d.Scope = *raw.Scope
+	}
+	if raw.Alternatives != nil {
+		for _, id := range *raw.Alternatives {
+			if strings.TrimSpace(id) == "" {
+				return bad(`"alternatives" holds an empty id`)
+			}
+			if !slices.Contains(d.Alternatives, id) {
+				d.Alternatives = append(d.Alternatives, id)
+			}
+		}
+	}
+	return d, nil
+}
+
+// Widening is an approved escalation: what the retry runs with.
+type Widening struct {
+	// Grant is the retry's grant: the request's grant with every approved
+	// field change, inside the ceiling.
+	Grant grant.Grant
+	// AllowWrite are the extra writable paths approved.
+	AllowWrite []string
+	// Approved are the ids of the approved alternatives.
+	Approved []string
+	// Routes are approved alternatives that widen nothing (routes, asking
+	// the parent); the caller shows them, a retry cannot apply them.
+	Routes []Alternative
+	// Unresolved are the ids of denials that no approved alternative
+	// addresses.
+	Unresolved []string
+	Scope      string
+}
+
+// Widens reports whether the widening changes anything a retry could use.
+func (w *Widening) Widens(from grant.Grant) bool {
+	return len(w.AllowWrite) > 0 || !w.Grant.Equal(from)
+}
+
+// Args are the wrun flags of the retry: --grant SPEC and one --allow-write
+// per path.
+func (w *Widening) Args() []string {
+	out := []string{"--grant", CompactSpec(w.Grant)}
+	for _, p := range w.AllowWrite {
+		out = append(out, "--allow-write", p)
+	}
+	return out
+}
+
+// Options adds the approved paths to the run's options.
+func (w *Widening) Options(o policy.Options) policy.Options {
+	o.AllowWrite = slices.Clone(o.AllowWrite)
+	for _, p := range w.AllowWrite {
+		if !slices.Contains(o.AllowWrite, p) {
+			o.AllowWrite = append(o.AllowWrite, p)
+		}
+	}
+	return o
+}
+
+// Approve turns an approver's decision on req into a widening, checked
+// against the ceiling. It trusts nothing in the request but the ids and
+// flags of its alternatives: every widening is checked again here. A deny
+// decision is a *DeniedError; an unknown id or an alternative that is not
+// approvable an error naming it; a widening beyond the ceiling a
+// *CeilingError naming the ceiling.
+func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
+	if d.Decision != DecisionApprove {
+		reason := "the approver said deny"
+		if d.Reason != "" {
+			reason = d.Reason
+		}
+		return nil, &DeniedError{Reason: reason}
+	}
+	cur, err := grant.Parse(req.Grant)
+	if err != nil {
+		return nil, fmt.Errorf("approving: the request's grant: %w", err)
+	}
+	w := &Widening{Grant: cur, Scope: d.Scope}
+	if w.Scope == "" {
+		w.Scope = ScopeRun
+	}
+	byID := map[string]Alternative{}
+	owner := map[string]string{}
+	var ids []string
+	for _, den := range req.Denials {
+		for _, alt := range den.Alternatives {
+			byID[alt.ID], owner[alt.ID] = alt, den.ID
+			ids = append(ids, alt.ID)
+		}
+	}
+	chosen := d.Alternatives
+	if len(chosen) == 0 {
+		for _, den := range req.Denials {
+			for _, alt := range den.Alternatives {
+				if alt.Kind == KindAllowWrite || alt.Kind == KindGrant {
+					chosen = append(chosen, alt.ID)
+					break
+				}
+			}
+		}
+	}
+	resolved := map[string]bool{}
+	var exceeded []string
+	for _, id := range chosen {
+		alt, ok := byID[id]
+		if !ok {
+			return nil, fmt.Errorf("approving: no alternative %q in the request; it offers %s", id, strings.Join(ids, ", "))
+		}
+		switch alt.Kind {
+		case KindBeyondCeiling:
+			return nil, &CeilingError{Ceiling: ceiling, Exceeds: append([]string{id + " is beyond the ceiling"}, alt.Exceeds...)}
+		case KindRoute, KindAskParent:
+			w.Routes = append(w.Routes, alt)
+		case KindAllowWrite:
+			if len(alt.Args) != 2 || alt.Args[0] != "--allow-write" || !filepath.IsAbs(alt.Args[1]) {
+				return nil, fmt.Errorf("approving %s: args %q are not --allow-write PATH", id, alt.Args)
+			}
+			p := filepath.Clean(alt.Args[1])
+			field := map[string]string{"shell": "full"}
+			if policy.Within(p, req.Workdir) {
+				field = map[string]string{"files": "write"}
+			}
+			if ex := widening(cur, applySet(cur, field), ceiling.Grant); len(ex) > 0 {
+				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", p, CompactSpec(applySet(cur, field)), strings.Join(ex, "; ")))
+			}
+			if !slices.Contains(w.AllowWrite, p) {
+				w.AllowWrite = append(w.AllowWrite, p)
+			}
+		case KindGrant:
+			if len(alt.Args) != 2 || alt.Args[0] != "--grant" {
+				return nil, fmt.Errorf("approving %s: args %q are not --grant SPEC", id, alt.Args)
+			}
+			g, err := grant.Parse(alt.Args[1])
+			if err != nil {
+				return nil, fmt.Errorf("approving %s: %w", id, err)
+			}
+			w.Grant = union(w.Grant, g)
+		default:
+			return nil, fmt.Errorf("approving %s: kind %q cannot be approved", id, alt.Kind)
+		}
+		w.Approved = append(w.Approved, id)
+		if alt.Kind == KindAllowWrite || alt.Kind == KindGrant {
+			resolved[owner[id]] = true
+		}
+	}
+	exceeded = append(exceeded, widening(cur, w.Grant, ceiling.Grant)...)
+	if len(exceeded) > 0 {
+		return nil, &CeilingError{Ceiling: ceiling, Exceeds: exceeded}
+	}
+	// Drop paths beneath another approved path: the wider one covers them.
+	w.AllowWrite = slices.DeleteFunc(slices.Clone(w.AllowWrite), func(p string) bool {
+		for _, q := range w.AllowWrite {
+			if q != p && policy.Within(p, q) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, den := range req.Denials {
+		if !resolved[den.ID] {
+			w.Unresolved = append(w.Unresolved, den.ID)
+		}
+	}
+	return w, nil
+}
+
+// union is the narrowest grant that is at least as wide as a and b in
+// every field; the tool list is a's.
+func union(a, b grant.Grant) grant.Grant {
+	out := a
+	out.Files = max(a.Files, b.Files)
+	out.Shell = max(a.Shell, b.Shell)
+	out.Network = max(a.Network, b.Network)
+	out.Desktop = max(a.Desktop, b.Desktop)
+	return out
+}

@@ -1,0 +1,283 @@
+package escalate
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+func TestParseDecision(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Decision
+		err  string
+	}{
+		{in: `{"decision": "approve"}`, want: Decision{Decision: "approve", Scope: "run"}},
+		{in: `{"decision": "approve", "alternatives": ["d1.network-on", "d2.allow-write", "d1.network-on"], "scope": "session"}`,
+			want: Decision{Decision: "approve", Alternatives: []string{"d1.network-on", "d2.allow-write"}, Scope: "session"}},
+		{in: ` {"decision":"deny","scope":"run"} ` + "\n", want: Decision{Decision: "deny", Scope: "run"}},
+		{in: `{"decision": "approve", "alternatives": []}`, want: Decision{Decision: "approve", Scope: "run"}},
+		{in: ``, err: "it is empty"},
+		{in: `yes`, err: "invalid character"},
+		{in: `{}`, err: `"decision" is missing`},
+		{in: `{"decision": "APPROVE"}`, err: `"decision" is "APPROVE"`},
+		{in: `{"decision": "approve", "scope": "forever"}`, err: `"scope" is "forever"`},
+		{in: `{"decision": "approve", "alternatives": "d1.x"}`, err: "cannot unmarshal string"},
+		{in: `{"decision": "approve", "alternatives": [""]}`, err: "empty id"},
+		{in: `{"decision": "approve", "sandbox": "off"}`, err: `unknown field "sandbox"`},
+		{in: `{"decision": "approve"} {"decision": "deny"}`, err: "more follows"},
+		{in: `[{"decision": "approve"}]`, err: "cannot unmarshal array"},
+		{in: `{"decision": null}`, err: `"decision" is missing`},
+	}
+	for _, tc := range tests {
+		got, err := ParseDecision([]byte(tc.in))
+		if tc.err != "" {
+			var de *DeniedError
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &de) {
+				t.Errorf("ParseDecision(%s) = %v, want a *DeniedError containing %q", tc.in, err, tc.err)
+			}
+			if got.Decision != DecisionDeny || got.Reason == "" {
+				t.Errorf("ParseDecision(%s): a bad answer must read as a deny with a reason, got %+v", tc.in, got)
+			}
+			if !strings.Contains(err.Error(), `want {"decision"`) {
+				t.Errorf("the message does not say what is wanted: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseDecision(%s): %v", tc.in, err)
+			continue
+		}
+		if got.Decision != tc.want.Decision || got.Scope != tc.want.Scope || !slices.Equal(got.Alternatives, tc.want.Alternatives) {
+			t.Errorf("ParseDecision(%s) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// approvalRequest is a request with four denials under verify: a write
+// to cargo's registry, a TCP connect (network is on, so a second request
+// uses network=off), a hook, a source file.
+func approvalRequest(t *testing.T, spec string, c *Ceiling) (*Analyzer, *Request) {
+	t.Helper()
+	a := analyzer(t, spec, Facts{Argv: []string{"cargo", "test"}, Ceiling: c})
+	req := mustRequest(t, a, runEnd, []sandbox.Denial{
+		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+		{Op: OpConnect, Addr: "127.0.0.1:9418", Right: RightConnectTCP, Exact: true},
+		{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+		{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true},
+	})
+	return a, req
+}
+
+func TestApprove(t *testing.T) {
+	defaultCeiling := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	tests := []struct {
+		name       string
+		spec       string
+		ceiling    Ceiling
+		decision   string
+		grant      string // the widened grant, compact
+		allow      []string
+		routes     []string
+		unresolved []string
+		err        string
+	}{
+		{name: "default: the narrowest widening of each denial", spec: "verify,network=off", ceiling: defaultCeiling,
+			decision: `{"decision": "approve"}`,
+			grant:    "verify", allow: []string{home + "/.cargo/registry", ws + "/src/main.rs"}, unresolved: []string{"d3"}},
+		{name: "one path", spec: "verify,network=off", ceiling: defaultCeiling,
+			decision: `{"decision": "approve", "alternatives": ["d1.allow-write-cache"]}`,
+			grant:    "verify,network=off", allow: []string{home + "/.cargo/registry"}, unresolved: []string{"d2", "d3", "d4"}},
+		{name: "field changes combine", spec: "verify,network=off", ceiling: defaultCeiling,
+			decision: `{"decision": "approve", "alternatives": ["d1.shell-full", "d2.network-on", "d4.files-write"], "scope": "session"}`,
+			grant:    "full", unresolved: []string{"d3"}},
+		{name: "a route widens nothing", spec: "verify,network=off", ceiling: defaultCeiling,
+			decision: `{"decision": "approve", "alternatives": ["d1.cargo-fetch-first", "d3.ask-parent"]}`,
+			grant:    "verify,network=off", routes: []string{"d1.cargo-fetch-first", "d3.ask-parent"}, unresolved: []string{"d1", "d2", "d3", "d4"}},
+		{name: "deny", spec: "verify", ceiling: defaultCeiling, decision: `{"decision": "deny"}`, err: "escalation denied: the approver said deny"},
+		{name: "garbage is a deny", spec: "verify", ceiling: defaultCeiling, decision: `ok, go ahead`, err: "escalation denied: the approver's answer is not a decision"},
+		{name: "unknown id", spec: "verify", ceiling: defaultCeiling,
+			decision: `{"decision": "approve", "alternatives": ["d9.sandbox-off"]}`, err: `no alternative "d9.sandbox-off" in the request; it offers d1.cargo-fetch-first`},
+		{name: "beyond the ceiling, as offered", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling},
+			decision: `{"decision": "approve", "alternatives": ["d2.network-on"]}`,
+			err:      "widening refused: d2.network-on is beyond the ceiling; network=on exceeds the ceiling's network=off; the ceiling is verify,network=off (from WRUN_CEILING)"},
+		{name: "beyond a ceiling narrower than the request's", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling},
+			decision: `{"decision": "approve", "alternatives": ["d2.network-on"]}`,
+			err:      "widening refused"},
+		{name: "a path beyond the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingFlag},
+			decision: `{"decision": "approve", "alternatives": ["d4.allow-write"]}`,
+			err:      "--allow-write " + ws + "/src/main.rs counts as write: files=write exceeds the ceiling's files=read"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// The request is built under the default ceiling; approval
+			// checks again against the ceiling in force, whatever the
+			// request says.
+			reqCeiling := &defaultCeiling
+			if tc.name == "beyond the ceiling, as offered" {
+				reqCeiling = &tc.ceiling
+			}
+			_, req := approvalRequest(t, tc.spec, reqCeiling)
+			d, _ := ParseDecision([]byte(tc.decision))
+			w, err := Approve(req, d, tc.ceiling)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Approve = %v, %v; want error %q", w, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Approve: %v", err)
+			}
+			if got := CompactSpec(w.Grant); got != tc.grant {
+				t.Errorf("grant %s, want %s", got, tc.grant)
+			}
+			if !slices.Equal(w.AllowWrite, tc.allow) {
+				t.Errorf("allow-write %q, want %q", w.AllowWrite, tc.allow)
+			}
+			var routes []string
+			for _, r := range w.Routes {
+				routes = append(routes, r.ID)
+			}
+			if !slices.Equal(routes, tc.routes) {
+				t.Errorf("routes %q, want %q", routes, tc.routes)
+			}
+			if !slices.Equal(w.Unresolved, tc.unresolved) {
+				t.Errorf("unresolved %q, want %q", w.Unresolved, tc.unresolved)
+			}
+			if !w.Grant.Within(tc.ceiling.Grant) {
+				t.Errorf("widened grant %s is beyond the ceiling %s", w.Grant, tc.ceiling)
+			}
+		})
+	}
+}
+
+func TestApproveErrorTypes(t *testing.T) {
+	_, req := approvalRequest(t, "verify,network=off", nil)
+	var ce *CeilingError
+	_, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d2.network-on"}}, Ceiling{Grant: mustGrant(t, "write"), Source: EnvCeiling})
+	if !errors.As(err, &ce) || ce.Ceiling.Source != EnvCeiling {
+		t.Errorf("want a *CeilingError naming the ceiling, got %v", err)
+	}
+	var de *DeniedError
+	if _, err := Approve(req, Decision{Decision: DecisionDeny}, Ceiling{Grant: grant.Ceiling()}); !errors.As(err, &de) {
+		t.Errorf("want a *DeniedError, got %v", err)
+	}
+}
+
+// TestApproveDistrustsTheRequest: a request edited on its way to the
+// approver (a beyond-ceiling entry relabelled) is still refused.
+func TestApproveDistrustsTheRequest(t *testing.T) {
+	c := Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling}
+	_, req := approvalRequest(t, "verify,network=off", &c)
+	for i := range req.Denials {
+		for j := range req.Denials[i].Alternatives {
+			alt := &req.Denials[i].Alternatives[j]
+			if alt.Kind == KindBeyondCeiling && len(alt.Args) == 2 {
+				alt.WithinCeiling = true
+				if alt.Args[0] == "--grant" {
+					alt.Kind = KindGrant
+				} else {
+					alt.Kind = KindAllowWrite
+				}
+			}
+		}
+	}
+	for _, id := range []string{"d2.network-on", "d1.shell-full", "d1.allow-write-cache", "d4.files-write"} {
+		_, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{id}}, c)
+		var ce *CeilingError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: approved beyond the ceiling: %v", id, err)
+		}
+	}
+}
+
+func TestWidening(t *testing.T) {
+	w := &Widening{Grant: mustGrant(t, "verify,shell=full"), AllowWrite: []string{"/a", "/b"}}
+	if got := strings.Join(w.Args(), " "); got != "--grant verify,shell=full --allow-write /a --allow-write /b" {
+		t.Errorf("Args = %s", got)
+	}
+	o := w.Options(policy.Options{AllowWrite: []string{"/b", "/c"}, KeepEnv: []string{"X"}})
+	if !slices.Equal(o.AllowWrite, []string{"/b", "/c", "/a"}) || !slices.Equal(o.KeepEnv, []string{"X"}) {
+		t.Errorf("Options = %+v", o)
+	}
+	if !w.Widens(mustGrant(t, "verify")) || (&Widening{Grant: mustGrant(t, "verify")}).Widens(mustGrant(t, "verify")) {
+		t.Errorf("Widens is wrong")
+	}
+}
+
+func TestApproveDropsCoveredPaths(t *testing.T) {
+	a := analyzer(t, "verify", Facts{})
+	req := mustRequest(t, a, runEnd, []sandbox.Denial{
+		{Op: OpCreate, Path: "/opt/tool/a/x", Right: "make_reg", Exact: true},
+		{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
+	})
+	w, err := Approve(req, Decision{Decision: DecisionApprove}, Ceiling{Grant: grant.Ceiling()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(w.AllowWrite, []string{"/opt/tool"}) {
+		t.Errorf("allow-write %q, want the covering path only", w.AllowWrite)
+	}
+}
+
+func TestCeilingFrom(t *testing.T) {
+	tests := []struct {
+		name   string
+		flag   string
+		env    []string
+		want   string
+		source string
+		notes  string
+		err    string
+	}{
+		{name: "default", want: "full", source: CeilingDefault},
+		{name: "flag", flag: "verify", want: "verify", source: CeilingFlag},
+		{name: "inherited", env: []string{"WRUN_CEILING=write"}, want: "write", source: EnvCeiling},
+		{name: "a flag narrows the inherited ceiling", flag: "inspect", env: []string{"WRUN_CEILING=verify"}, want: "inspect", source: CeilingFlag},
+		{name: "a flag cannot widen the inherited ceiling", flag: "full", env: []string{"WRUN_CEILING=verify"},
+			want: "verify", source: CeilingFlag, notes: "--ceiling narrowed to the inherited WRUN_CEILING: files=write exceeds the ceiling's files=read"},
+		{name: "nested: never beyond the parent's grant", env: []string{"WRUN_CEILING=full", "WRUN_GRANT=files=read,shell=verify,network=off,desktop=off"},
+			want: "verify,network=off", source: EnvCeiling + " narrowed by " + EnvGrant, notes: "ceiling narrowed to the enclosing wrun's grant"},
+		{name: "nested without a ceiling", env: []string{"WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off"},
+			want: "inspect", source: CeilingDefault + " narrowed by " + EnvGrant},
+		{name: "desktop stays off by default", env: []string{"WRUN_GRANT=full,desktop=on"}, want: "full", source: CeilingDefault},
+		{name: "bad flag", flag: "root", err: `--ceiling: bad grant "root"`},
+		{name: "bad inherited ceiling", env: []string{"WRUN_CEILING=x=y"}, err: "WRUN_CEILING (set by an enclosing wrun) is not a grant"},
+		{name: "bad inherited grant", env: []string{"WRUN_GRANT=nope"}, err: "WRUN_GRANT (set by an enclosing wrun) is not a grant"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, notes, err := CeilingFrom(tc.flag, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if CompactSpec(c.Grant) != tc.want || c.Source != tc.source {
+				t.Errorf("ceiling %s from %q, want %s from %q", CompactSpec(c.Grant), c.Source, tc.want, tc.source)
+			}
+			if !strings.Contains(strings.Join(notes, "\n"), tc.notes) {
+				t.Errorf("notes %q, want %q", notes, tc.notes)
+			}
+		})
+	}
+}
+
+func mustGrant(t testing.TB, spec string) grant.Grant {
+	t.Helper()
+	g, err := grant.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}

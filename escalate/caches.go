@@ -1,0 +1,114 @@
+package escalate
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/wrun-dev/wrun/policy"
+)
+
+// toolCache is a directory of the user's that tools share between runs.
+// Sandboxed children below shell=full must never write it: an entry
+// planted there is used by later unsandboxed builds.
+type toolCache struct {
+	// Name is how the plain words call it: "CARGO_HOME", "GOCACHE".
+	Name string
+	// Tool is the key the catalogue matches on: "cargo", "go-mod",
+	// "go-build", "npm", "xdg".
+	Tool string
+	Path string
+	// Full lists the directories beneath Path that shell=full makes
+	// writable (the same list policy gives shell=full).
+	Full []string
+}
+
+// toolCaches locates the user's tool caches, most specific first. It
+// follows the same lookups as policy's shell=full caches (a test keeps the
+// two in step).
+func toolCaches(home string, getenv func(string) string) []toolCache {
+	var out []toolCache
+	add := func(c toolCache) {
+		if c.Path != "" && filepath.IsAbs(c.Path) {
+			c.Path = filepath.Clean(c.Path)
+			out = append(out, c)
+		}
+	}
+	cargoHome := getenv("CARGO_HOME")
+	if cargoHome == "" && home != "" {
+		cargoHome = filepath.Join(home, ".cargo")
+	}
+	if cargoHome != "" {
+		add(toolCache{Name: "CARGO_HOME", Tool: "cargo", Path: cargoHome,
+			Full: []string{filepath.Join(cargoHome, "registry"), filepath.Join(cargoHome, "git")}})
+	}
+	gomod := getenv("GOMODCACHE")
+	if gomod == "" {
+		gopath := getenv("GOPATH")
+		if gopath == "" && home != "" {
+			gopath = filepath.Join(home, "go")
+		}
+		if gopath != "" {
+			gomod = filepath.Join(strings.Split(gopath, ":")[0], "pkg", "mod")
+		}
+	}
+	add(toolCache{Name: "GOMODCACHE", Tool: "go-mod", Path: gomod, Full: []string{gomod}})
+	cacheHome := getenv("XDG_CACHE_HOME")
+	if cacheHome == "" && home != "" {
+		cacheHome = filepath.Join(home, ".cache")
+	}
+	if gc := getenv("GOCACHE"); gc != "" {
+		add(toolCache{Name: "GOCACHE", Tool: "go-build", Path: gc, Full: []string{gc}})
+	} else if cacheHome != "" {
+		gc := filepath.Join(cacheHome, "go-build")
+		add(toolCache{Name: "GOCACHE", Tool: "go-build", Path: gc, Full: []string{gc}})
+	}
+	if home != "" {
+		npm := filepath.Join(home, ".npm")
+		add(toolCache{Name: "npm's cache", Tool: "npm", Path: npm, Full: []string{npm}})
+	}
+	add(toolCache{Name: "the user's cache directory", Tool: "xdg", Path: cacheHome, Full: []string{cacheHome}})
+	return out
+}
+
+// cacheAt returns the tool cache path lies in, if any.
+func (a *Analyzer) cacheAt(path string) *toolCache {
+	for i := range a.caches {
+		if policy.Within(path, a.caches[i].Path) {
+			return &a.caches[i]
+		}
+	}
+	return nil
+}
+
+// fullCovers reports whether shell=full would make path writable.
+func (a *Analyzer) fullCovers(path string) bool {
+	for _, c := range a.caches {
+		for _, f := range c.Full {
+			if policy.Within(path, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cacheRoot is the narrowest directory of cache c worth granting for a
+// write to path: the shell=full directory holding it, else the first
+// directory beneath the cache root (for the XDG cache, one tool's cache).
+func (c *toolCache) cacheRoot(path string) string {
+	for _, f := range c.Full {
+		if policy.Within(path, f) && f != c.Path {
+			return f
+		}
+	}
+	if c.Tool == "xdg" || c.Tool == "cargo" {
+		rel, err := filepath.Rel(c.Path, path)
+		if err == nil && rel != "." {
+			first, _, more := strings.Cut(rel, string(filepath.Separator))
+			if more {
+				return filepath.Join(c.Path, first)
+			}
+		}
+	}
+	return c.Path
+}

@@ -1,0 +1,244 @@
+package escalate
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// The values of WithheldBy.Field besides the grant's own field names
+// ("files", "shell", "network", "desktop").
+const (
+	// FieldProtected: a protected path (git config and hooks, shell rc
+	// files, wrun's config), never writable under any grant.
+	FieldProtected = "protected"
+	// FieldHidden: a hidden path (a credential store, other terminals,
+	// device nodes), unreadable under every grant unless named exactly.
+	FieldHidden = "hidden"
+	// FieldUnknown: wrun could not tell.
+	FieldUnknown = "unknown"
+)
+
+// WithheldBy says which part of the grant withheld a denial.
+type WithheldBy struct {
+	// Field is the grant field ("files", "shell", "network", "desktop"),
+	// or FieldProtected, FieldHidden, FieldUnknown.
+	Field string `json:"field"`
+	// Rule names the kind of denial, a rule id of the catalogue:
+	// "workspace-read-only", "tool-cache", "protected", "network-off", ...
+	Rule string `json:"rule"`
+	// Path is the policy entry that withheld it, when one did: the
+	// protected or hidden path, the tool cache.
+	Path string `json:"path,omitempty"`
+	// Why says it in plain words.
+	Why string `json:"why"`
+}
+
+// finding is a classified denial with what the alternatives need.
+type finding struct {
+	d     sandbox.Denial
+	by    WithheldBy
+	short string
+	acc   policy.Access
+	path  string // the denied path, clean
+	at    string // where the right is checked
+	cache *toolCache
+	hole  string // the protected or hidden path a carved ancestor lost rights to
+	why   string // the policy entry's own why, for {why}
+}
+
+// Classify says which rule or grant field withheld d under the policy.
+func (a *Analyzer) Classify(d sandbox.Denial) WithheldBy { return a.find(d).by }
+
+func (a *Analyzer) find(d sandbox.Denial) finding {
+	f := finding{d: d}
+	switch d.Right {
+	case RightConnectTCP, RightBindTCP, RightSocketInet:
+		return a.finish(f, "network-off", "")
+	case RightSocketUnix:
+		return a.finish(f, "unix-sockets-unconfined", "")
+	case RightConnectUnix:
+		return a.finish(f, "unix-socket", "")
+	case RightConnectAbstract:
+		return a.finish(f, "abstract-socket", "")
+	}
+	if d.Path == "" {
+		return a.finish(f, "unknown", "")
+	}
+	f.path = filepath.Clean(d.Path)
+	f.acc = ParseRights(d.Right)
+	f.at = f.path
+	if f.acc&dirRights != 0 {
+		f.at = filepath.Dir(f.path)
+	}
+	writes := f.acc&writeRights != 0 || d.Right == RightMetadata
+	if writes {
+		if pr, ok := a.protectedAt(f); ok {
+			f.why = pr.Why
+			return a.finishPath(f, "protected", pr.Path)
+		}
+	}
+	m := a.model
+	for _, h := range m.holes {
+		if !h.protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) {
+			f.why = h.Why
+			if h.Path == a.p.Workdir && a.p.Grant.Files == grant.FilesNone {
+				return a.finishPath(f, "workspace-hidden", h.Path)
+			}
+			return a.finishPath(f, "hidden", h.Path)
+		}
+	}
+	if f.acc == policy.Refer && m.baseRights(f.at)&policy.Refer != 0 {
+		return a.finish(f, "refer-gain", "")
+	}
+	if m.baseRights(f.at)&f.acc != f.acc {
+		return a.missingRule(f)
+	}
+	// The rules grant it; a hole beneath the directory took it away.
+	for _, h := range m.holes {
+		if h.Withheld&f.acc != 0 && policy.Within(h.Path, f.at) {
+			f.hole, f.why = h.Path, h.Why
+			if h.protected {
+				return a.finishPath(f, "protected-ancestor", h.Path)
+			}
+			return a.finishPath(f, "hidden-ancestor", h.Path)
+		}
+	}
+	return a.finish(f, "unknown", "")
+}
+
+// missingRule classifies a right no rule grants.
+func (a *Analyzer) missingRule(f finding) finding {
+	inScope := func() bool {
+		if a.p.Grant.Shell >= grant.ShellVerify {
+			return false
+		}
+		for _, v := range a.facts.VerifyScope {
+			if policy.Within(f.at, v.Path) || !v.Dir && f.path == v.Path {
+				return true
+			}
+		}
+		return false
+	}
+	if policy.Within(f.path, a.p.Workdir) {
+		switch {
+		case inScope():
+			return a.finish(f, "verify-scope", "")
+		case f.acc&writeRights != 0 && slices.Contains(a.cat.Lockfiles, filepath.Base(f.path)):
+			return a.finish(f, "lockfile", "")
+		}
+		return a.finish(f, "workspace-read-only", "")
+	}
+	if f.acc&writeRights != 0 {
+		if c := a.cacheAt(f.path); c != nil {
+			f.cache = c
+			return a.finishPath(f, "tool-cache", c.Path)
+		}
+	}
+	if inScope() {
+		return a.finish(f, "verify-scope", "")
+	}
+	return a.finish(f, "outside-scope", "")
+}
+
+func (a *Analyzer) finishPath(f finding, rule, path string) finding {
+	f = a.finish(f, rule, f.why)
+	f.by.Path = path
+	return f
+}
+
+// finish fills in the field and the words of rule.
+func (a *Analyzer) finish(f finding, rule, why string) finding {
+	def := a.cat.rule(rule)
+	f.why = why
+	x := a.expander(f, nil)
+	f.by = WithheldBy{Field: def.Field, Rule: rule, Why: x.text(def.Why)}
+	f.short = x.text(def.Short)
+	if f.why == "" {
+		f.why = f.by.Why // what {why} says in the alternatives
+	}
+	return f
+}
+
+// protectedAt finds the protected path a write to f lands on: an entry of
+// the policy, or a path that would be protected under any grant that made
+// it writable (the policy lists protected paths only inside its writable
+// rules).
+func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
+	removes := f.d.Op == OpRename || f.d.Op == OpUnlink || f.d.Op == OpRmdir || f.d.Op == OpLink
+	for _, pr := range a.p.Protected {
+		if pr.Pin {
+			if removes && f.path == pr.Path {
+				return pr, true
+			}
+			continue
+		}
+		if policy.Within(f.path, pr.Path) || policy.Within(f.at, pr.Path) {
+			return pr, true
+		}
+	}
+	if path, why := a.protectedPattern(f.path); why != "" {
+		return policy.Protected{Path: path, Why: why}, true
+	}
+	return policy.Protected{}, false
+}
+
+// protectedPattern recognizes the paths policy protects wherever they are
+// writable: a repository's config and hooks, the user's start-up files,
+// wrun's own config. It returns the protected path and why.
+func (a *Analyzer) protectedPattern(path string) (string, string) {
+	for _, pp := range a.cat.Protected {
+		switch pp.Under {
+		case "home":
+			if a.facts.Home == "" {
+				continue
+			}
+			base := filepath.Join(a.facts.Home, pp.Rel)
+			if policy.Within(path, base) {
+				return base, pp.Why
+			}
+		case "any":
+			if filepath.Base(path) == pp.Rel {
+				return path, pp.Why
+			}
+		case "gitdir":
+			for _, gd := range gitDirsOf(path) {
+				base := filepath.Join(gd, pp.Rel)
+				if policy.Within(path, base) {
+					return base, pp.Why
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// gitDirsOf returns the repository directories path may lie in, judging by
+// its name alone: <x>/.git, a linked worktree's <x>/.git/worktrees/<name>,
+// and a submodule's <x>/.git/modules/<name>[/modules/<name>...].
+func gitDirsOf(path string) []string {
+	const dotGit = string(filepath.Separator) + ".git"
+	i := strings.LastIndex(path+string(filepath.Separator), dotGit+string(filepath.Separator))
+	if i < 0 {
+		return nil
+	}
+	gd := path[:i+len(dotGit)]
+	out := []string{gd}
+	rest := strings.Split(strings.TrimPrefix(path[len(gd):], string(filepath.Separator)), string(filepath.Separator))
+	switch {
+	case len(rest) >= 3 && rest[0] == "worktrees":
+		out = append(out, filepath.Join(gd, "worktrees", rest[1]))
+	case len(rest) >= 3 && rest[0] == "modules":
+		dir := filepath.Join(gd, "modules", rest[1])
+		out = append(out, dir)
+		for j := 2; j+2 < len(rest) && rest[j] == "modules"; j += 2 {
+			dir = filepath.Join(dir, "modules", rest[j+1])
+			out = append(out, dir)
+		}
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package escalate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/verify"
+)
+
+func TestClassify(t *testing.T) {
+	verifyScope := []verify.Path{{Path: ws + "/target", Dir: true, Tool: "cargo"}}
+	tests := []struct {
+		name  string
+		grant string
+		facts Facts
+		d     sandbox.Denial
+		field string
+		rule  string
+		path  string
+		why   string // substring
+	}{
+		{name: "write in the read-only workspace", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/src/gen.rs", Right: "make_reg"},
+			field: "files", rule: "workspace-read-only", why: "files=read"},
+		{name: "stale Cargo.lock", grant: "verify",
+			d:     sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate"},
+			field: "files", rule: "lockfile"},
+		{name: "write outside every rule", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: "/opt/tool/state", Right: "make_reg"},
+			field: "shell", rule: "outside-scope", why: "shell=verify"},
+		{name: "cargo registry under verify", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
+			field: "shell", rule: "tool-cache", path: home + "/.cargo", why: "CARGO_HOME is shared with unsandboxed builds"},
+		{name: "user GOCACHE under verify", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: home + "/.cache/go-build/ab/cd-d", Right: "make_reg"},
+			field: "shell", rule: "tool-cache", path: home + "/.cache/go-build", why: "GOCACHE"},
+		{name: "GOCACHE from the environment", grant: "verify", facts: Facts{Env: []string{"GOCACHE=/var/cache/go"}},
+			d:     sandbox.Denial{Op: OpMkdir, Path: "/var/cache/go/00", Right: "make_dir"},
+			field: "shell", rule: "tool-cache", path: "/var/cache/go"},
+		{name: "module cache", grant: "verify",
+			d:     sandbox.Denial{Op: OpMkdir, Path: home + "/go/pkg/mod/cache", Right: "make_dir"},
+			field: "shell", rule: "tool-cache", path: home + "/go/pkg/mod"},
+		{name: "target dir under inspect, verify scope known", grant: "inspect", facts: Facts{VerifyScope: verifyScope},
+			d:     sandbox.Denial{Op: OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
+			field: "shell", rule: "verify-scope"},
+		{name: "target dir under inspect, verify scope unknown", grant: "inspect",
+			d:     sandbox.Denial{Op: OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
+			field: "files", rule: "workspace-read-only"},
+		{name: "hook under write", grant: "write",
+			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg"},
+			field: "protected", rule: "protected", path: ws + "/.git/hooks", why: "planted hook"},
+		{name: "hook under verify (not in the policy's protected list)", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg"},
+			field: "protected", rule: "protected", path: ws + "/.git/hooks", why: "planted hook"},
+		{name: "git config under write", grant: "write",
+			d:     sandbox.Denial{Op: OpOpen, Path: ws + "/.git/config", Right: "write_file"},
+			field: "protected", rule: "protected", path: ws + "/.git/config", why: "core.fsmonitor"},
+		{name: "linked worktree's config", grant: "verify",
+			d:     sandbox.Denial{Op: OpOpen, Path: "/src/main/.git/worktrees/feature/config.worktree", Right: "write_file"},
+			field: "protected", rule: "protected", path: "/src/main/.git/worktrees/feature/config.worktree"},
+		{name: "submodule hooks", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/.git/modules/lib/hooks/post-checkout", Right: "make_reg"},
+			field: "protected", rule: "protected", path: ws + "/.git/modules/lib/hooks"},
+		{name: "shell rc file", grant: "full",
+			d:     sandbox.Denial{Op: OpOpen, Path: home + "/.bashrc", Right: "write_file"},
+			field: "protected", rule: "protected", path: home + "/.bashrc", why: "start-up file"},
+		{name: "cargo bin is protected, not a cache", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/bin/cargo-evil", Right: "make_reg"},
+			field: "protected", rule: "protected", path: home + "/.cargo/bin"},
+		{name: "renaming the gitdir", grant: "write",
+			d:     sandbox.Denial{Op: OpRename, Path: ws + "/.git", Right: "remove_dir"},
+			field: "protected", rule: "protected", path: ws + "/.git", why: "repository directory"},
+		{name: "new file beside .git, carved", grant: "write",
+			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
+			field: "protected", rule: "protected-ancestor", path: ws + "/.git/config", why: "CAP_SYS_ADMIN"},
+		{name: "metadata of a read-only mount", grant: "write", facts: Facts{Protection: ProtectMounted},
+			d:     sandbox.Denial{Op: OpChmod, Path: ws + "/.git/config", Right: RightMetadata},
+			field: "protected", rule: "protected", path: ws + "/.git/config"},
+		{name: "credential store", grant: "full",
+			d:     sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file"},
+			field: "hidden", rule: "hidden", path: home + "/.ssh", why: "SSH keys"},
+		{name: "device", grant: "verify",
+			d:     sandbox.Denial{Op: OpOpen, Path: "/dev/sda", Right: "read_file"},
+			field: "hidden", rule: "hidden", path: "/dev", why: "device nodes"},
+		{name: "workspace under files=none", grant: "inspect,files=none",
+			d:     sandbox.Denial{Op: OpOpen, Path: ws + "/README", Right: "read_file"},
+			field: "files", rule: "workspace-hidden", path: ws},
+		{name: "tcp with network off", grant: "inspect",
+			d:     sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:8080", Right: RightConnectTCP},
+			field: "network", rule: "network-off"},
+		{name: "inet socket with network off", grant: "inspect",
+			d:     sandbox.Denial{Op: OpSocket, Addr: "inet", Right: RightSocketInet},
+			field: "network", rule: "network-off"},
+		{name: "D-Bus", grant: "verify",
+			d:     sandbox.Denial{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix},
+			field: "desktop", rule: "unix-socket"},
+		{name: "X11 abstract socket", grant: "verify",
+			d:     sandbox.Denial{Op: OpConnect, Addr: "unix:@/tmp/.X11-unix/X0", Right: RightConnectAbstract},
+			field: "desktop", rule: "abstract-socket"},
+		{name: "UNIX socket on an old kernel", grant: "verify",
+			d:     sandbox.Denial{Op: OpSocket, Addr: "unix", Right: RightSocketUnix},
+			field: "desktop", rule: "unix-sockets-unconfined", why: "ABI below 9"},
+		{name: "move that gains rights", grant: "inspect",
+			d:     sandbox.Denial{Op: OpRename, Path: tmp + "/b/f", Right: "refer"},
+			field: "shell", rule: "refer-gain"},
+		{name: "nothing to go on", grant: "inspect",
+			d:     sandbox.Denial{Op: "ioctl", Right: "ioctl_dev"},
+			field: "unknown", rule: "unknown"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := analyzer(t, tc.grant, tc.facts)
+			got := a.Classify(tc.d)
+			if got.Field != tc.field || got.Rule != tc.rule || got.Path != tc.path {
+				t.Errorf("Classify = %+v, want field %q rule %q path %q", got, tc.field, tc.rule, tc.path)
+			}
+			if !strings.Contains(got.Why, tc.why) || got.Why == "" {
+				t.Errorf("why %q does not contain %q", got.Why, tc.why)
+			}
+			if strings.Contains(got.Why, "{") {
+				t.Errorf("why %q has an unfilled placeholder", got.Why)
+			}
+		})
+	}
+}
+
+func TestGitDirsOf(t *testing.T) {
+	tests := map[string][]string{
+		"/r/.git/config":                        {"/r/.git"},
+		"/r/.git":                               {"/r/.git"},
+		"/r/.github/workflows/x":                nil,
+		"/m/.git/worktrees/w/config":            {"/m/.git", "/m/.git/worktrees/w"},
+		"/m/.git/modules/a/modules/b/hooks/x":   {"/m/.git", "/m/.git/modules/a", "/m/.git/modules/a/modules/b"},
+		"/m/.git/modules/a/config":              {"/m/.git", "/m/.git/modules/a"},
+		"/home/u/proj/src/.git-credentials-ish": nil,
+	}
+	for in, want := range tests {
+		got := gitDirsOf(in)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("gitDirsOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+// Package escalate turns what the sandbox refused into data a caller can act
+// on: every denial becomes part of an escalation request that says what was
+// denied, which part of the grant withheld it, and what to do instead.
+//
+// It owns, platform-neutrally and without touching the kernel:
+//
+//   - the access model: given a policy.Policy, whether the kernel will deny
+//     an operation (Analyzer.Check, WouldDeny), mirroring Landlock's rules
+//     (rights inherited beneath a rule's path, the union over rules, holes
+//     carved out of broader rules, protected paths that are never writable,
+//     directory rights checked on the parent, REFER for moves across
+//     directories) and the seccomp socket rules. The exact observer in
+//     sandbox/linux calls it for every mutating call it sees;
+//   - classification: which grant field, rule, hidden or protected path
+//     withheld a denial, and why (Analyzer.Classify);
+//   - the catalogue of alternatives, kept as data (catalogue.json): for each
+//     kind of denial, concrete runnable alternatives ordered from the
+//     narrowest (a sanctioned route, an extra path, a grant field change,
+//     asking the parent), each checked against the ceiling. Disabling the
+//     sandbox is never one of them, and protected paths get no widening at
+//     all;
+//   - the escalation request (Request), its versioned JSON Schema
+//     (schema/request.v1.json) and a validator for it, and the one-line
+//     plain-words summary of each denial for stderr;
+//   - inferred denials: a heuristic reading of the child's stderr for
+//     EACCES, EPERM and EROFS messages, kept only when the policy would
+//     indeed deny them (Analyzer.Infer);
+//   - approval: an approver's decision (ParseDecision), turned into a
+//     widened grant and extra paths that stay inside the ceiling (Approve),
+//     and the ceiling itself (CeilingFrom): a nested wrun can never widen its
+//     parent.
+//
+// Everything here is a pure function of its inputs; facts about the disk are
+// passed in (Facts.Exists), never read.
+package escalate

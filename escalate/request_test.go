@@ -1,0 +1,335 @@
+package escalate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/verify"
+)
+
+var runEnd = Run{Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ExitCode: 1}
+
+// mustRequest builds a request and checks it against the schema: every
+// request a test produces is validated.
+func mustRequest(t *testing.T, a *Analyzer, run Run, ds []sandbox.Denial) *Request {
+	t.Helper()
+	req := a.Request(run, ds)
+	if req == nil {
+		return nil
+	}
+	b, err := req.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateRequest(b); err != nil {
+		t.Fatalf("request does not validate: %v\n%s", err, b)
+	}
+	var back Request
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("request does not read back: %v", err)
+	}
+	return req
+}
+
+// TestRequestDoneMeans is the issue's example: a write under ~/.cargo
+// under verify is one line saying what was denied and what to do instead,
+// and the same as schema-valid JSON.
+func TestRequestDoneMeans(t *testing.T) {
+	argv := []string{"sh", "-c", "echo x > ~/.cargo/registry/x"}
+	a := analyzer(t, "verify", Facts{Argv: argv})
+	op := Op{Kind: OpCreate, Path: home + "/.cargo/registry/x"}
+	var ds []sandbox.Denial
+	for i := range 3 {
+		for _, d := range op.Denials(a.Check(op)) {
+			d.PID, d.Program, d.Time = 100+i, "sh", "2026-12-01T09:59:5"+string(rune('0'+i))+"Z"
+			ds = append(ds, d)
+		}
+	}
+	// sh also said so on stderr: the same act, inferred.
+	ds = append(ds, a.Infer([]string{"sh: 1: cannot create /home/u/.cargo/registry/x: Permission denied"})...)
+	req := mustRequest(t, a, runEnd, ds)
+	if len(req.Denials) != 1 {
+		t.Fatalf("want one denial, got %+v", req.Denials)
+	}
+	d := req.Denials[0]
+	if d.Count != 3 || d.Evidence != EvidenceExact || d.PID != 100 || d.Right != "make_reg" || d.Op != OpCreate {
+		t.Errorf("denial %+v", d)
+	}
+	if d.WithheldBy.Field != "shell" || d.WithheldBy.Rule != "tool-cache" {
+		t.Errorf("withheld by %+v", d.WithheldBy)
+	}
+	want := "wrun: denied create /home/u/.cargo/registry/x (3 times) (shell=verify keeps CARGO_HOME read-only). " +
+		"Try: cargo fetch under --grant verify,shell=full, then cargo with --offline; or --allow-write /home/u/.cargo/registry"
+	if got := req.Lines(); len(got) != 1 || got[0] != want {
+		t.Errorf("line\n got %q\nwant %q", got, want)
+	}
+	if req.Grant != "files=read,shell=verify,network=on,desktop=off" || req.GrantName != "verify" ||
+		req.Ceiling != grant.Ceiling().String() || req.CeilingSource != CeilingDefault || req.ExitCode != 1 ||
+		req.Time != "2026-12-01T10:00:00Z" || strings.Join(req.Command, " ") != strings.Join(argv, " ") {
+		t.Errorf("request header %+v", req)
+	}
+	if d.Alternatives[0].ID != "d1.cargo-fetch" {
+		t.Errorf("alternative ids are not prefixed with the denial's: %s", d.Alternatives[0].ID)
+	}
+}
+
+func TestRequestNothingDenied(t *testing.T) {
+	a := analyzer(t, "verify", Facts{})
+	if req := a.Request(runEnd, nil); req != nil {
+		t.Errorf("a request with no denial: %+v", req)
+	}
+}
+
+func TestSummaryLines(t *testing.T) {
+	tests := []struct {
+		name  string
+		grant string
+		facts Facts
+		d     sandbox.Denial
+		want  string
+	}{
+		{name: "protected", grant: "write",
+			d:    sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+			want: "wrun: denied create /home/u/proj/.git/hooks/pre-commit (protected: git hooks: a planted hook runs at the next unsandboxed commit, merge or checkout). Try: ask the parent"},
+		{name: "network", grant: "inspect", facts: Facts{Argv: []string{"cargo", "build"}},
+			d:    sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:8080", Right: RightConnectTCP, Exact: true},
+			want: "wrun: denied connect to 127.0.0.1:8080 (network=off). Try: cargo build --offline; or --grant inspect,network=on"},
+		{name: "beyond the ceiling", grant: "verify",
+			d:    sandbox.Denial{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix, Exact: true},
+			want: "wrun: denied connect to unix:/run/user/1000/bus (desktop=off allows no UNIX socket outside the sandbox). Try: ask the parent (1 wider option beyond the ceiling)"},
+		{name: "inferred", grant: "verify",
+			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Count: 2},
+			want: "wrun: denied read /home/u/.ssh/id_ed25519 (2 times) [inferred from output] (hidden: credential store (SSH keys)). Try: ask the parent"},
+		{name: "lock file", grant: "verify", facts: Facts{Argv: []string{"cargo", "test"}},
+			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
+			want: "wrun: denied write to /home/u/proj/Cargo.lock (files=read keeps the lock file read-only). Try: cargo test --locked; or --allow-write /home/u/proj/Cargo.lock"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := analyzer(t, tc.grant, tc.facts)
+			req := mustRequest(t, a, runEnd, []sandbox.Denial{tc.d})
+			if got := req.Lines()[0]; got != tc.want {
+				t.Errorf("\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDedup(t *testing.T) {
+	p := ws + "/x"
+	in := []sandbox.Denial{
+		{Op: OpCreate, Path: p, Right: "make_reg", Exact: true, Time: "2026-12-01T10:00:02Z", PID: 2},
+		{Op: OpCreate, Path: p + "/", Right: "make_reg", Exact: true, Time: "2026-12-01T10:00:01Z", PID: 1},
+		{Op: OpOpen, Path: p, Right: "make_reg", Exact: false},                 // inferred, folds into the exact one
+		{Op: OpOpen, Path: "/etc/x", Right: "write_file", Exact: false},        // inferred
+		{Op: OpOpen, Path: "/etc/x", Right: "write_file", Exact: false},        // inferred again: counted
+		{Op: OpOpen, Path: "/etc/x", Right: "write_file", Exact: true, PID: 7}, // exact: takes over
+		{Op: OpConnect, Addr: "1.2.3.4:443", Right: RightConnectTCP, Exact: true, Count: 5},
+		{Op: OpUnlink, Path: p, Right: "remove_file", Exact: true},
+	}
+	got := Dedup(in)
+	want := []struct {
+		path  string
+		count int
+		exact bool
+		pid   int
+	}{{p, 2, true, 1}, {"/etc/x", 1, true, 7}, {"1.2.3.4:443", 5, true, 0}, {p, 1, true, 0}}
+	if len(got) != len(want) {
+		t.Fatalf("Dedup = %+v", got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Path+g.Addr != w.path || g.Count != w.count || g.Exact != w.exact || g.PID != w.pid {
+			t.Errorf("entry %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// TestEveryRequestValidates builds requests over a matrix of grants,
+// protections, ceilings and denials and validates each against the
+// schema.
+func TestEveryRequestValidates(t *testing.T) {
+	denials := []sandbox.Denial{
+		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true, PID: 9, Program: "cargo", Time: "2026-12-01T09:00:00Z"},
+		{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
+		{Op: OpCreate, Path: ws + "/src/x.rs", Right: "make_reg", Exact: true},
+		{Op: OpCreate, Path: ws + "/notes", Right: "make_reg", Exact: true},
+		{Op: OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
+		{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+		{Op: OpRename, Path: ws + "/.git", Right: "remove_dir", Exact: true},
+		{Op: OpOpen, Path: home + "/.ssh/id_rsa", Right: "read_file"},
+		{Op: OpCreate, Path: "/opt/x/y", Right: "make_reg", Exact: true},
+		{Op: OpCreate, Path: home + "/.cache/go-build/x", Right: "make_reg", Exact: true},
+		{Op: OpConnect, Addr: "127.0.0.1:9418", Right: RightConnectTCP, Exact: true},
+		{Op: OpSocket, Addr: "inet", Right: RightSocketInet, Exact: true},
+		{Op: OpConnect, Addr: "unix:/run/docker.sock", Right: RightConnectUnix, Exact: true},
+		{Op: OpConnect, Addr: "unix:@/tmp/.X11-unix/X0", Right: RightConnectAbstract, Exact: true},
+		{Op: OpChmod, Path: ws + "/.git/config", Right: RightMetadata, Exact: true},
+		{Op: OpRename, Path: tmp + "/a", Right: "refer", Exact: true},
+		{Op: "ioctl", Path: "/dev/tty", Right: "ioctl_dev", Exact: true},
+	}
+	ceilings := []*Ceiling{nil, ceilingOf(t, "verify", EnvCeiling), ceilingOf(t, "inspect", CeilingFlag+" narrowed by "+EnvGrant)}
+	argvs := [][]string{{"cargo", "test"}, {"go", "test", "./..."}, {"npm", "ci"}, {"sh", "-c", "make && echo <done> & true"}, nil}
+	n := 0
+	for _, spec := range []string{"inspect", "verify", "write", "full", "inspect,files=none", "verify,network=off,desktop=on"} {
+		for _, prot := range []Protection{ProtectCarved, ProtectMounted} {
+			for i, c := range ceilings {
+				f := Facts{Protection: prot, Ceiling: c, Argv: argvs[(n+i)%len(argvs)],
+					VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}}
+				a := analyzer(t, spec, f)
+				req := mustRequest(t, a, Run{Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectMounted}, denials)
+				for _, d := range req.Denials {
+					checkAlternatives(t, a, d.Alternatives)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no request built")
+	}
+}
+
+func TestSchemaFile(t *testing.T) {
+	var s struct {
+		ID         string `json:"$id"`
+		Properties struct {
+			Schema struct {
+				Const string `json:"const"`
+			} `json:"schema"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(RequestSchema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != SchemaID || s.Properties.Schema.Const != SchemaID {
+		t.Errorf("schema $id %q / const %q, want %q", s.ID, s.Properties.Schema.Const, SchemaID)
+	}
+}
+
+// TestSchemaRejects mutates a valid request and expects the schema to
+// refuse each mutation, naming where.
+func TestSchemaRejects(t *testing.T) {
+	a := analyzer(t, "verify", Facts{Argv: []string{"cargo", "test"}})
+	req := mustRequest(t, a, runEnd, []sandbox.Denial{
+		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+		{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix, Exact: true},
+	})
+	tests := []struct {
+		name   string
+		mutate func(m map[string]any)
+		where  string
+	}{
+		{"missing grant", func(m map[string]any) { delete(m, "grant") }, `/: "grant" is required`},
+		{"extra property", func(m map[string]any) { m["sandbox"] = "off" }, `property "sandbox" is not allowed`},
+		{"version 2", func(m map[string]any) { m["version"] = 2 }, "/version"},
+		{"bad time", func(m map[string]any) { m["time"] = "yesterday" }, "/time"},
+		{"relative workdir", func(m map[string]any) { m["workdir"] = "proj" }, "/workdir"},
+		{"bad grant", func(m map[string]any) { m["grant"] = "verify" }, "/grant"},
+		{"no denials", func(m map[string]any) { m["denials"] = []any{} }, "/denials: has 0 items"},
+		{"neither path nor addr", func(m map[string]any) { delete(den(m, 0), "path") }, "/denials/0: matches none of anyOf"},
+		{"bad evidence", func(m map[string]any) { den(m, 0)["evidence"] = "guessed" }, "/denials/0/evidence"},
+		{"count zero", func(m map[string]any) { den(m, 0)["count"] = 0 }, "/denials/0/count"},
+		{"fractional exit code", func(m map[string]any) { m["exit_code"] = 1.5 }, "/exit_code: is a number, want integer"},
+		{"unknown field", func(m map[string]any) { den(m, 0)["withheld_by"].(map[string]any)["field"] = "magic" }, "/denials/0/withheld_by/field"},
+		{"beyond the ceiling yet within", func(m map[string]any) { alt(m, 1, 0)["within_ceiling"] = true }, "/denials/1/alternatives/0: matches 0 of oneOf"},
+		{"allow-write without a path", func(m map[string]any) { alt(m, 0, 1)["args"] = []any{"--allow-write"} }, "/denials/0/alternatives/1: matches 0 of oneOf"},
+		{"a command that is not wrun", func(m map[string]any) {
+			alt(m, 0, 0)["commands"] = []any{[]any{"cargo", "fetch", "now"}}
+		}, "/denials/0/alternatives/0/commands/0/0"},
+		{"an unknown kind", func(m map[string]any) { alt(m, 0, 0)["kind"] = "unsandboxed" }, "/denials/0/alternatives/0/kind"},
+	}
+	b, _ := req.JSON()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(m)
+			mb, _ := json.Marshal(m)
+			err := ValidateRequest(mb)
+			if err == nil {
+				t.Fatalf("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.where) {
+				t.Errorf("error %q does not name %q", err, tc.where)
+			}
+		})
+	}
+}
+
+func den(m map[string]any, i int) map[string]any {
+	return m["denials"].([]any)[i].(map[string]any)
+}
+
+func alt(m map[string]any, i, j int) map[string]any {
+	return den(m, i)["alternatives"].([]any)[j].(map[string]any)
+}
+
+func TestCompileSchema(t *testing.T) {
+	tests := []struct{ schema, err string }{
+		{`{"type": "object", "if": {}}`, `keyword "if" is not supported`},
+		{`{"$ref": "#/definitions/x"}`, `only "#" and "#/$defs/NAME"`},
+		{`{"$ref": "#/$defs/x"}`, "no such definition"},
+		{`{"pattern": "("}`, "missing closing )"},
+		{`{"type": "thing"}`, `unknown type "thing"`},
+		{`{"properties": {"a": 3}}`, "must be an object or a boolean"},
+		{`[]`, "root is not an object"},
+		{`{} {}`, "more follows"},
+	}
+	for _, tc := range tests {
+		_, err := CompileSchema([]byte(tc.schema))
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("CompileSchema(%s) = %v, want %q", tc.schema, err, tc.err)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s, err := CompileSchema([]byte(`{
+		"$defs": {"n": {"type": "integer", "minimum": 1, "maximum": 3}},
+		"type": "object",
+		"properties": {
+			"n": {"$ref": "#/$defs/n"},
+			"list": {"type": "array", "prefixItems": [{"const": "a"}], "items": {"type": "string", "minLength": 2}, "maxItems": 3},
+			"either": {"type": ["string", "null"]},
+			"one": {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^x"}]},
+			"not": {"not": {"const": 0}},
+			"all": {"allOf": [{"type": "number"}, {"minimum": 0.5}]}
+		},
+		"additionalProperties": {"type": "boolean"}
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ doc, err string }{
+		{`{"n": 2, "list": ["a", "bc"], "either": null, "one": "y", "not": 1, "all": 0.75, "extra": true}`, ""},
+		{`{"n": 2.0}`, ""},
+		{`{"n": 4}`, "/n: is 4, above the maximum 3"},
+		{`{"n": 0}`, "/n: is 0, below the minimum 1"},
+		{`{"n": "2"}`, "/n: is a string, want integer"},
+		{`{"list": ["b"]}`, `/list/0: is "b", want "a"`},
+		{`{"list": ["a", "b"]}`, "/list/1: is shorter than 2 characters"},
+		{`{"list": ["a", "bb", "cc", "dd"]}`, "/list: has 4 items, want at most 3"},
+		{`{"either": 1}`, "/either: is a number, want string or null"},
+		{`{"one": "xy"}`, "/one: matches 2 of oneOf"},
+		{`{"not": 0}`, "/not: matches a schema it must not match"},
+		{`{"all": 0.25}`, "/all: is 0.25, below the minimum 0.5"},
+		{`{"extra": "yes"}`, "/extra: is a string, want boolean"},
+		{`[`, "not JSON"},
+	}
+	for _, tc := range tests {
+		err := s.Validate([]byte(tc.doc))
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("Validate(%s) = %v", tc.doc, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Validate(%s) = %v, want %q", tc.doc, err, tc.err)
+		}
+	}
+}
