@@ -286,6 +286,27 @@ func (g Grant) Intersect(ceiling Grant) Grant {
 	return out
 }
 
+// Union returns the narrowest grant at least as wide as g and o in every
+// field (tools: g's list, or nil when either is unrestricted).
+func (g Grant) Union(o Grant) Grant {
+	out := Grant{
+		Files:   max(g.Files, o.Files),
+		Shell:   max(g.Shell, o.Shell),
+		Network: max(g.Network, o.Network),
+		Desktop: max(g.Desktop, o.Desktop),
+	}
+	if g.Tools != nil && o.Tools != nil {
+		out.Tools = slices.Clone(g.Tools)
+		for _, t := range o.Tools {
+			if !slices.Contains(out.Tools, t) {
+				out.Tools = append(out.Tools, t)
+			}
+		}
+		sort.Strings(out.Tools)
+	}
+	return out
+}
+
 // Within reports whether g is no wider than ceiling in every field.
 func (g Grant) Within(ceiling Grant) bool {
 	return g.Intersect(ceiling).Equal(g)

@@ -165,3 +165,24 @@ func TestDescribeCoversEveryField(t *testing.T) {
 		}
 	}
 }
+
+func TestUnion(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"inspect", "full", "full"},
+		{"inspect,desktop=on", "full", "full,desktop=on"},
+		{"verify,network=off", "write", "files=write,shell=verify,network=off"},
+		{"inspect,tools=git", "inspect,tools=cargo", "inspect,tools=cargo+git"},
+		{"inspect,tools=git", "inspect", "inspect"},
+	}
+	for _, tc := range tests {
+		a, _ := Parse(tc.a)
+		b, _ := Parse(tc.b)
+		want, _ := Parse(tc.want)
+		if got := a.Union(b); !got.Equal(want) {
+			t.Errorf("%s ∪ %s = %v, want %v", tc.a, tc.b, got, want)
+		}
+		if !a.Within(a.Union(b)) || !b.Within(a.Union(b)) {
+			t.Errorf("%s ∪ %s does not contain both", tc.a, tc.b)
+		}
+	}
+}

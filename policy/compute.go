@@ -46,6 +46,9 @@ type Options struct {
 	// KeepEnv names variables to pass through even though the grant would
 	// remove them.
 	KeepEnv []string
+	// Ceiling, when set, is exported to the child as WRUN_CEILING so that
+	// a nested wrun inherits it.
+	Ceiling string
 }
 
 // credentialStores are paths under the home directory that hold secrets.

@@ -82,8 +82,14 @@ func childEnv(g grant.Grant, h Host, o Options, extra []verify.EnvVar) (set, uns
 		set = append(set, EnvVar{Name: name, Value: value, Why: why})
 	}
 	setVar("WRUN_GRANT", g.String(), "the effective grant, for nested wrun and for the child to read")
+	if o.Ceiling != "" {
+		setVar("WRUN_CEILING", o.Ceiling, "the ceiling no nested wrun or approval may exceed")
+	}
 	if h.Sandbox != "" {
 		setVar("WRUN_SANDBOX", h.Sandbox, "the enforcement in use")
+	}
+	if g.Files != grant.FilesWrite {
+		setVar("GIT_OPTIONAL_LOCKS", "0", "the workspace is read-only: git status must not try to take the index lock to refresh it")
 	}
 	if h.TempDir != "" {
 		for _, n := range []string{"TMPDIR", "TMP", "TEMP"} {

@@ -16,7 +16,9 @@ type Options struct {
 	// background running after it exits.
 	KeepBackground bool
 	// NoObserve switches off the exact denial observer (seccomp user
-	// notification); denials are then only inferred from output.
+	// notification); denials are then only inferred from output. A wrun
+	// inside another sets it: the kernel allows one observer per process,
+	// and the enclosing wrun's observer is watching.
 	NoObserve bool
 }
 
@@ -57,6 +59,9 @@ type Report struct {
 	Gaps       []Gap    `json:"gaps"`
 	Notes      []string `json:"notes"`
 	Degraded   bool     `json:"degraded"`
+	// Observer is set when denials are observed exactly (seccomp user
+	// notification) rather than inferred from output.
+	Observer bool `json:"observer"`
 }
 
 // Command is the child to run.

@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wrun-dev/wrun/grant"
-	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
-	"github.com/wrun-dev/wrun/verify"
 )
 
 // prepared is a policy planned for this platform, ready to run.
@@ -119,7 +115,7 @@ const examples = `  # read-only: look around, nothing can be written (the defaul
 
 func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	var pf policyFlags
-	var keepBackground bool
+	var rf runFlags
 	var observe string
 	root := &cobra.Command{
 		Use:           "wrun [flags] -- COMMAND [ARGS...]",
@@ -142,13 +138,31 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			if observe != "on" && observe != "off" {
 				return &usageError{fmt.Sprintf("--observe=%q: want on or off", observe)}
 			}
-			return runCommand(&pf, runFlags{keepBackground: keepBackground, noObserve: observe == "off"}, args, stdin, stdout, stderr)
+			rf.noObserve = observe == "off"
+			switch rf.onDenial {
+			case "report", "ask", "retry":
+			default:
+				return &usageError{fmt.Sprintf("--on-denial=%q: want report, ask or retry", rf.onDenial)}
+			}
+			if rf.retrySafe && rf.onDenial != "retry" {
+				return &usageError{"--retry-safe goes with --on-denial=retry"}
+			}
+			if rf.approver != "" && rf.onDenial == "report" {
+				return &usageError{"--approver goes with --on-denial=ask or --on-denial=retry"}
+			}
+			return runCommand(&pf, rf, args, stdin, stdout, stderr)
 		},
 	}
 	root.Flags().SetInterspersed(false)
 	pf.register(root)
-	root.Flags().BoolVar(&keepBackground, "keep-background", false, "leave processes the command started in the background running after it exits (default: wrun ends them)")
-	root.Flags().StringVar(&observe, "observe", "on", "on: report exactly what the sandbox denied (seccomp user notification); off: skip the observer")
+	fl := root.Flags()
+	fl.BoolVar(&rf.keepBackground, "keep-background", false, "leave processes the command started in the background running after it exits (default: wrun ends them)")
+	fl.StringVar(&observe, "observe", "on", "on: report exactly what the sandbox denied (seccomp user notification); off: infer it from the command's stderr")
+	fl.StringVar(&rf.escalationFile, "escalation-file", "", "when something was denied, write the escalation request (JSON) to `PATH`")
+	fl.StringVar(&rf.onDenial, "on-denial", "report", "report: say what was denied and what to do instead; ask: also ask for approval (terminal or --approver); retry: ask, then rerun once with the approved widening")
+	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
+	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
+	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
@@ -184,155 +198,8 @@ func run(args []string, stdin, stdout, stderr *os.File) int {
 	}
 }
 
-// runSummary is the --json output of a run.
-type runSummary struct {
-	Grant    string           `json:"grant"`
-	Sandbox  string           `json:"sandbox"`
-	Degraded bool             `json:"degraded"`
-	Gaps     []string         `json:"not_enforced,omitempty"`
-	Notes    []string         `json:"notes,omitempty"`
-	ExitCode int              `json:"exit_code"`
-	Signal   int              `json:"signal,omitempty"`
-	Killed   int              `json:"background_killed,omitempty"`
-	Swept    []string         `json:"removed_protected,omitempty"`
-	Error    string           `json:"error,omitempty"`
-	Warnings []string         `json:"warnings,omitempty"`
-	Denials  []sandbox.Denial `json:"denials,omitempty"`
-}
-
-// runFlags are the flags only a run has.
-type runFlags struct {
-	keepBackground bool
-	noObserve      bool
-}
-
-func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
-	// Catch the signals to forward. os/signal starts (and waits for) a
-	// thread of its own, so register from a goroutine, overlapping that with
-	// the policy work below. A signal that arrives before registration ends
-	// wrun as it would end any process, and PR_SET_PDEATHSIG then ends a
-	// child already started.
-	sigs := make(chan os.Signal, 16)
-	go signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	sum := runSummary{Sandbox: platformName}
-	fail := func(code int, err error) error {
-		sum.ExitCode, sum.Error = code, err.Error()
-		if pf.json {
-			writeJSON(stderr, sum)
-		} else {
-			fmt.Fprintln(stderr, "wrun:", err)
-		}
-		return &exitError{code}
-	}
-	env := os.Environ()
-	g, notes, err := effectiveGrant(pf.grant, env)
-	if err != nil {
-		return fail(exitWrunFailed, err)
-	}
-	sum.Grant = g.String()
-	sum.Notes = notes
-	if !pf.json {
-		for _, n := range notes {
-			fmt.Fprintln(stderr, "wrun: note:", n)
-		}
-	}
-	if g.Shell == grant.ShellNone {
-		return fail(exitWrunFailed, fmt.Errorf("grant %s has shell=none: it allows no process to be launched", g))
-	}
-	h, o, err := hostFromFlags(pf, env)
-	if err != nil {
-		return fail(exitWrunFailed, err)
-	}
-	h.Sandbox = platformName
-	tmp, err := os.MkdirTemp("", "wrun-")
-	if err != nil {
-		return fail(exitWrunFailed, fmt.Errorf("creating the private temp dir: %w", err))
-	}
-	removeTmp := true
-	defer func() {
-		if removeTmp {
-			os.RemoveAll(tmp)
-		}
-	}()
-	h.TempDir = tmp
-	h.Stdio = stdioPaths()
-	p, err := policy.Compute(g, h, o)
-	if err != nil {
-		return fail(exitWrunFailed, err)
-	}
-	p.Notes = append(p.Notes, notes...)
-	pl, err := prepare(p, sandbox.Options{BestEffort: pf.bestEffort, KeepBackground: rf.keepBackground, NoObserve: rf.noObserve})
-	if err != nil {
-		return fail(exitWrunFailed, err)
-	}
-	rep := pl.Report()
-	sum.Degraded = rep.Degraded
-	for _, gp := range rep.Gaps {
-		if gp.Essential {
-			sum.Gaps = append(sum.Gaps, gp.What)
-		}
-	}
-	if rep.Degraded && !pf.json {
-		fmt.Fprintf(stderr, "wrun: DEGRADED (--best-effort): not enforced: %s\n", strings.Join(sum.Gaps, "; "))
-	}
-	if errs := verify.RunSteps(p.Prepare); len(errs) > 0 {
-		verify.RunSteps(p.Finish)
-		return fail(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", errors.Join(errs...)))
-	}
-	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs})
-	if err != nil {
-		code := exitWrunFailed
-		var se *sandbox.StartError
-		if errors.As(err, &se) {
-			code = se.Code
-		}
-		return fail(code, err)
-	}
-	if rf.keepBackground {
-		removeTmp = false // background processes may still use it
-	}
-	for _, err := range verify.RunSteps(p.Finish) {
-		res.Warnings = append(res.Warnings, "after the run: "+err.Error())
-	}
-	sum.ExitCode, sum.Signal, sum.Killed, sum.Swept, sum.Warnings = res.ExitCode, int(res.Signal), res.Killed, res.Swept, res.Warnings
-	sum.Denials = res.Denials
-	if pf.json {
-		writeJSON(stderr, sum)
-	} else {
-		for _, d := range res.Denials {
-			fmt.Fprintln(stderr, "wrun:", describeDenial(d))
-		}
-		for _, s := range res.Swept {
-			fmt.Fprintf(stderr, "wrun: removed %s: the command created it, and it must not exist (see wrun explain)\n", s)
-		}
-		for _, w := range res.Warnings {
-			fmt.Fprintln(stderr, "wrun: warning:", w)
-		}
-		if rep.Degraded {
-			fmt.Fprintln(stderr, "wrun: DEGRADED run: not everything the grant promises was enforced")
-		}
-	}
-	if res.ExitCode == 0 {
-		return nil
-	}
-	return &exitError{res.ExitCode}
-}
-
 func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-}
-
-// describeDenial says in one line what was denied.
-func describeDenial(d sandbox.Denial) string {
-	what := d.Path
-	if what == "" {
-		what = d.Addr
-	}
-	s := fmt.Sprintf("denied %s %s (%s missing)", d.Op, what, d.Right)
-	if d.Count > 1 {
-		s += fmt.Sprintf(", %d times", d.Count)
-	}
-	return s
 }

@@ -243,7 +243,15 @@ func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) (listener int
 	if !pl.Features.Seccomp {
 		return -1, nil
 	}
-	return loadFilter(prog, pl.seccomp.Observe)
+	fd, err := loadFilter(prog, pl.seccomp.Observe)
+	if errors.Is(err, unix.EBUSY) && pl.seccomp.Observe {
+		// An enclosing filter has a listener already (the kernel allows
+		// one): enforce the same filter without the observer.
+		spec := pl.seccomp
+		spec.Observe = false
+		return loadFilter(buildFilter(spec), false)
+	}
+	return fd, err
 }
 
 // dropCapabilities empties the calling thread's ambient, inheritable,

@@ -234,8 +234,14 @@ func (o *observer) handle(n *seccompNotif) {
 	if uint32(n.Data.Nr) == unix.SYS_SOCKET {
 		// The filter refuses this socket family; it asks the observer only
 		// so the refusal is reported. The answer is fixed: EPERM.
+		prog := programOf(pid)
 		o.respond(n.ID, unix.EPERM)
-		o.record(pid, "socket", "", familyName(int(int32(n.Data.Args[0]))), "socket_family")
+		fam := int(int32(n.Data.Args[0]))
+		right := "socket_inet"
+		if fam == unix.AF_UNIX {
+			right = "socket_unix"
+		}
+		o.recordAs(pid, prog, "socket", "", familyName(fam), right)
 		return
 	}
 	c, ok := o.calls[uint32(n.Data.Nr)]
@@ -258,6 +264,11 @@ func (o *observer) handle(n *seccompNotif) {
 }
 
 func (o *observer) record(pid int, op, path, addr, right string) {
+	o.recordAs(pid, "", op, path, addr, right)
+}
+
+// recordAs records a denial; program is read from the process when empty.
+func (o *observer) recordAs(pid int, program, op, path, addr, right string) {
 	key := op + "\x00" + path + "\x00" + addr + "\x00" + right
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -265,8 +276,11 @@ func (o *observer) record(pid int, op, path, addr, right string) {
 		d.Count++
 		return
 	}
+	if program == "" {
+		program = programOf(pid)
+	}
 	o.denials[key] = &sandbox.Denial{
-		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: pid, Program: programOf(pid),
+		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: pid, Program: program,
 		Op: op, Path: path, Addr: addr, Right: right, Exact: true, Count: 1,
 	}
 	o.order = append(o.order, key)
@@ -578,10 +592,10 @@ func (pl *Plan) predict(ev event) (op, target, right string) {
 			need = append(need, requirement{dparent, dst, policy.Refer})
 		}
 		if pr, ok := pl.protects(dst); ok && !pr.Pin {
-			return op, dst, "protected"
+			return op, dst, make.Names()[0]
 		}
 		if ev.op == opRename && pl.pinned(path) {
-			return op, path, "protected"
+			return op, path, policy.RemoveDir.Names()[0]
 		}
 	case opSymlink:
 		op = "symlink"
@@ -592,11 +606,19 @@ func (pl *Plan) predict(ev event) (op, target, right string) {
 	case opChmod, opChown:
 		op = map[opKind]string{opChmod: "chmod", opChown: "chown"}[ev.op]
 	}
+	// A read-only mount (a protected path) refuses every change beneath
+	// it: report the right the operation needed there.
 	if pr, ok := pl.protects(path); ok && !pr.Pin {
-		return op, path, "protected"
+		switch {
+		case ev.op == opChmod || ev.op == opChown:
+			return op, path, "change_metadata"
+		case len(need) > 0:
+			return op, path, need[0].acc.Names()[0]
+		}
+		return op, path, policy.WriteFile.Names()[0]
 	}
 	if (ev.op == opRmdir || ev.op == opUnlink) && pl.pinned(path) {
-		return op, path, "protected"
+		return op, path, policy.RemoveDir.Names()[0]
 	}
 	handled := fromLandlock(pl.attr.handledFS)
 	for _, n := range need {

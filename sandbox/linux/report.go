@@ -22,6 +22,7 @@ func (pl *Plan) Report() sandbox.Report {
 		Gaps:       pl.Gaps,
 		Notes:      pl.Notes,
 		Degraded:   pl.Degraded,
+		Observer:   pl.seccomp.Observe,
 	}
 }
 
