@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -134,7 +133,7 @@ wait:
 		res.Killed = killLeftovers(pgid)
 	}
 	if obs != nil {
-		res.Denials = obs.stop(2 * time.Second)
+		res.Denials = obs.stop()
 	}
 	for _, pr := range pl.Sweep {
 		removed, err := sweep(pr)

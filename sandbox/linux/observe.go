@@ -132,7 +132,6 @@ type observer struct {
 	fd    int
 	plan  *Plan
 	calls map[uint32]observedCall
-	done  chan struct{}
 	// stopR and stopW are a pipe; writing to it stops the observer once no
 	// sandboxed process is left (the launching thread may outlive them).
 	stopR, stopW int
@@ -148,7 +147,7 @@ func newObserver(fd int, pl *Plan) (*observer, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("starting the denial observer: %w", err)
 	}
-	o := &observer{fd: fd, plan: pl, calls: map[uint32]observedCall{}, done: make(chan struct{}),
+	o := &observer{fd: fd, plan: pl, calls: map[uint32]observedCall{},
 		stopR: p[0], stopW: p[1], denials: map[string]*sandbox.Denial{}}
 	for _, c := range observedCalls() {
 		o.calls[c.nr] = c
@@ -159,7 +158,6 @@ func newObserver(fd int, pl *Plan) (*observer, error) {
 // run serves notifications until stopped or until no process uses the
 // filter any more.
 func (o *observer) run() {
-	defer close(o.done)
 	defer unix.Close(o.fd)
 	defer unix.Close(o.stopR)
 	for {
@@ -185,14 +183,12 @@ func (o *observer) run() {
 }
 
 // stop ends the observer and returns its denials. Call it once every
-// sandboxed process has ended; it waits at most timeout.
-func (o *observer) stop(timeout time.Duration) []sandbox.Denial {
+// sandboxed process has ended: nothing can then be added but the record of
+// a call that was in flight when its process died, so it does not wait for
+// the observer's goroutine to finish.
+func (o *observer) stop() []sandbox.Denial {
 	_, _ = unix.Write(o.stopW, []byte{0})
 	unix.Close(o.stopW)
-	select {
-	case <-o.done:
-	case <-time.After(timeout):
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make([]sandbox.Denial, 0, len(o.order))

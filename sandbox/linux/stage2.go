@@ -161,7 +161,7 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- 
 			}
 			_ = cmd.Wait()
 			if obs != nil {
-				obs.stop(0)
+				obs.stop()
 			}
 			fail(se.Code, errors.New(se.Msg))
 			return
