@@ -137,6 +137,8 @@ type observer struct {
 	stopR, stopW int
 
 	mu      sync.Mutex
+	idle    *sync.Cond // signalled when inflight drops to 0
+	busy    int        // notifications received and not yet recorded
 	denials map[string]*sandbox.Denial
 	order   []string
 }
@@ -149,6 +151,7 @@ func newObserver(fd int, pl *Plan) (*observer, error) {
 	}
 	o := &observer{fd: fd, plan: pl, calls: map[uint32]observedCall{},
 		stopR: p[0], stopW: p[1], denials: map[string]*sandbox.Denial{}}
+	o.idle = sync.NewCond(&o.mu)
 	for _, c := range observedCalls() {
 		o.calls[c.nr] = c
 	}
@@ -172,25 +175,40 @@ func (o *observer) run() {
 			return // stopped, or POLLHUP: every user of the filter has exited
 		}
 		var n seccompNotif
+		o.setBusy(1)
 		if err := ioctlPtr(o.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			o.setBusy(-1)
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOENT) {
 				continue // interrupted, or the caller died before we read it
 			}
 			return
 		}
 		o.handle(&n)
+		o.setBusy(-1)
 	}
 }
 
+func (o *observer) setBusy(d int) {
+	o.mu.Lock()
+	o.busy += d
+	if o.busy == 0 {
+		o.idle.Broadcast()
+	}
+	o.mu.Unlock()
+}
+
 // stop ends the observer and returns its denials. Call it once every
-// sandboxed process has ended: nothing can then be added but the record of
-// a call that was in flight when its process died, so it does not wait for
-// the observer's goroutine to finish.
+// sandboxed process has ended: no notification can come any more, so it
+// waits only for one being handled (the observer lets a call continue
+// before it records it), not for the observer's goroutine to finish.
 func (o *observer) stop() []sandbox.Denial {
 	_, _ = unix.Write(o.stopW, []byte{0})
 	unix.Close(o.stopW)
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	for o.busy > 0 {
+		o.idle.Wait()
+	}
 	out := make([]sandbox.Denial, 0, len(o.order))
 	for _, k := range o.order {
 		out = append(out, *o.denials[k])
