@@ -32,6 +32,9 @@ type Host struct {
 	// StateDir is wrun's per-user state directory (private caches kept
 	// between sandboxed runs); "" disables such caches.
 	StateDir string
+	// Self is the path of the wrun executable ("" if unknown); verify mode
+	// has it serve the go build cache.
+	Self string
 	// Stdio holds the paths behind file descriptors 0, 1 and 2 when they
 	// are files or terminals, "" otherwise.
 	Stdio [3]string
@@ -156,7 +159,8 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			stateDir = filepath.Join(h.StateDir, "ws", hex.EncodeToString(sum[:8]))
 		}
 		vscope = verify.Compute(verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
-			StateDir: stateDir, SharedCaches: g.Shell == grant.ShellFull})
+			StateDir: stateDir, TempDir: h.TempDir, Self: h.Self,
+			SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite})
 		for _, w := range vscope.Writable {
 			acc := ReadWrite
 			create := CreateNone
@@ -170,11 +174,15 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 				}
 			}
 			r := Rule{Path: w.Path, Access: acc, Source: "verify:" + w.Tool, Why: w.Why, Create: create, Optional: !w.Create}
-			if Within(r.Path, h.Workdir) && r.Path != h.Workdir {
+			switch {
+			case w.Beneath != "":
+				r.Beneath = w.Beneath
+			case Within(r.Path, h.Workdir) && r.Path != h.Workdir:
 				r.Beneath = h.Workdir
 			}
 			p.add(r)
 		}
+		p.ReadOnly = append(p.ReadOnly, vscope.ReadOnly...)
 		p.Notes = append(p.Notes, vscope.Notes...)
 		p.Prepare = append(p.Prepare, vscope.Prepare...)
 		p.Finish = append(p.Finish, vscope.Finish...)

@@ -147,7 +147,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout))
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newGoCacheProgCmd(stdin, stdout))
 	return root
 }
 
@@ -263,12 +263,14 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 	if rep.Degraded && !pf.json {
 		fmt.Fprintf(stderr, "wrun: DEGRADED (--best-effort): not enforced: %s\n", strings.Join(sum.Gaps, "; "))
 	}
-	if errs := verify.RunSteps(p.Prepare); len(errs) > 0 {
-		verify.RunSteps(p.Finish)
-		return fail(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", errors.Join(errs...)))
-	}
-	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs})
+	sess, err := verify.Prepare(p.Prepare)
 	if err != nil {
+		sess.Finish(p.Finish)
+		return fail(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", err))
+	}
+	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs, ExtraFiles: sess.Files()})
+	if err != nil {
+		sess.Finish(p.Finish)
 		code := exitWrunFailed
 		var se *sandbox.StartError
 		if errors.As(err, &se) {
@@ -279,7 +281,7 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 	if keepBackground {
 		removeTmp = false // background processes may still use it
 	}
-	for _, err := range verify.RunSteps(p.Finish) {
+	for _, err := range sess.Finish(p.Finish) {
 		res.Warnings = append(res.Warnings, "after the run: "+err.Error())
 	}
 	sum.ExitCode, sum.Signal, sum.Killed, sum.Swept, sum.Warnings = res.ExitCode, int(res.Signal), res.Killed, res.Swept, res.Warnings
@@ -306,4 +308,23 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// newGoCacheProgCmd is the hidden command the go command starts as its
+// GOCACHEPROG inside a verify sandbox (see verify.ServeGoCache).
+func newGoCacheProgCmd(stdin, stdout *os.File) *cobra.Command {
+	var private string
+	var readOnly []string
+	cmd := &cobra.Command{
+		Use:    verify.GoCacheProgCommand,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return verify.ServeGoCache(stdin, stdout, private, readOnly)
+		},
+	}
+	cmd.Flags().StringVar(&private, "private", "", "the cache to write")
+	cmd.Flags().StringArrayVar(&readOnly, "read", nil, "a cache to read only (repeatable)")
+	_ = cmd.MarkFlagRequired("private")
+	return cmd
 }

@@ -1,0 +1,384 @@
+package verify
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fakeRepo lays out the minimum git recognizes (no git binary needed).
+func fakeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	all := map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/": "", ".git/objects/": "", ".git/config": "[core]\n"}
+	for k, v := range files {
+		all[k] = v
+	}
+	return tree(t, all)
+}
+
+func gitScopeOf(t *testing.T, in Input) Scope {
+	t.Helper()
+	if in.Getenv == nil {
+		in.Getenv = envFunc(nil)
+	}
+	repo, err := FindRepo(in.Workdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Scope
+	gitScope(in, repo, &s)
+	return s
+}
+
+func TestGitScope(t *testing.T) {
+	t.Run("clone", func(t *testing.T) {
+		ws := fakeRepo(t, nil)
+		s := gitScopeOf(t, Input{Workdir: filepath.Join(ws), TempDir: "/tmp/wrun-77"})
+		gd := filepath.Join(ws, ".git")
+		q := filepath.Join(gd, "wrun-quarantine", "wrun-77")
+		want := []string{q, gd + "/refs", gd + "/logs/refs", gd + "/FETCH_HEAD"}
+		if got := writablePaths(s, "git"); !slices.Equal(got, want) {
+			t.Fatalf("writable %v, want %v", got, want)
+		}
+		for _, w := range s.Writable {
+			if w.Beneath != gd {
+				t.Errorf("%s is not reached beneath the git dir: %q", w.Path, w.Beneath)
+			}
+			if w.Path == q && w.Create {
+				t.Errorf("the quarantine is made by the prepare step, with its lock, not by the launcher")
+			}
+		}
+		if v, _ := envValue(s, "GIT_OBJECT_DIRECTORY"); v != q {
+			t.Errorf("GIT_OBJECT_DIRECTORY=%q", v)
+		}
+		if v, _ := envValue(s, "GIT_ALTERNATE_OBJECT_DIRECTORIES"); v != gd+"/objects" {
+			t.Errorf("GIT_ALTERNATE_OBJECT_DIRECTORIES=%q", v)
+		}
+		if len(s.Prepare) != 1 || s.Prepare[0].Kind != StepGitQuarantineOpen || s.Prepare[0].Dir != q || s.Finish[0].Kind != StepGitQuarantineClose {
+			t.Errorf("steps %+v / %+v", s.Prepare, s.Finish)
+		}
+		for _, ro := range []string{"config", "hooks", "objects", "HEAD", "index", "packed-refs"} {
+			if !slices.ContainsFunc(s.ReadOnly, func(r ReadOnly) bool { return r.Path == filepath.Join(gd, ro) }) {
+				t.Errorf("%s is not listed as kept read-only", ro)
+			}
+		}
+	})
+	t.Run("workdir below the top", func(t *testing.T) {
+		ws := fakeRepo(t, map[string]string{"sub/dir/": ""})
+		s := gitScopeOf(t, Input{Workdir: filepath.Join(ws, "sub", "dir")})
+		if len(writablePaths(s, "git")) != 4 {
+			t.Fatalf("writable %v", writablePaths(s, "git"))
+		}
+	})
+	t.Run("linked worktree", func(t *testing.T) {
+		main := fakeRepo(t, nil)
+		wt := tree(t, nil)
+		gd := filepath.Join(main, ".git", "worktrees", "wt")
+		for p, c := range map[string]string{"HEAD": "ref: refs/heads/f\n", "commondir": "../..\n", "gitdir": filepath.Join(wt, ".git") + "\n"} {
+			os.MkdirAll(gd, 0o755)
+			os.WriteFile(filepath.Join(gd, p), []byte(c), 0o644)
+		}
+		os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+gd+"\n"), 0o644)
+		s := gitScopeOf(t, Input{Workdir: wt, TempDir: "/tmp/wrun-1"})
+		common := filepath.Join(main, ".git")
+		want := []string{common + "/wrun-quarantine/wrun-1", common + "/refs", common + "/logs/refs", gd + "/FETCH_HEAD"}
+		if got := writablePaths(s, "git"); !slices.Equal(got, want) {
+			t.Fatalf("writable %v, want %v (notes %v)", got, want, s.Notes)
+		}
+		// Under files=write the worktree is writable, but the common dir
+		// is elsewhere: the quarantine is still needed.
+		if s := gitScopeOf(t, Input{Workdir: wt, WorkspaceWritable: true}); len(s.Writable) == 0 {
+			t.Errorf("files=write in a linked worktree: no git scope")
+		}
+	})
+	deny := []struct {
+		name  string
+		setup func(t *testing.T) Input
+		note  string
+	}{
+		{"a .git file naming the home directory", func(t *testing.T) Input {
+			home := fakeRepo(t, nil) // looks like a git dir: HEAD, refs, objects
+			ws := tree(t, map[string]string{".git": "gitdir: " + filepath.Join(home, ".git") + "\n"})
+			return Input{Workdir: ws}
+		}, "neither a linked worktree nor a submodule"},
+		{"a .git file whose worktree does not point back", func(t *testing.T) Input {
+			main := fakeRepo(t, map[string]string{".git/worktrees/x/HEAD": "x", ".git/worktrees/x/commondir": "../..", ".git/worktrees/x/gitdir": "/elsewhere/.git"})
+			ws := tree(t, map[string]string{".git": "gitdir: " + filepath.Join(main, ".git/worktrees/x") + "\n"})
+			return Input{Workdir: ws}
+		}, "does not point back"},
+		{"refs is a symbolic link", func(t *testing.T) Input {
+			ws := tree(t, map[string]string{".git/HEAD": "x", ".git/objects/": ""})
+			os.Symlink(t.TempDir(), filepath.Join(ws, ".git", "refs"))
+			return Input{Workdir: ws}
+		}, "does not look like a git directory"},
+		{"GIT_DIR set", func(t *testing.T) Input {
+			return Input{Workdir: fakeRepo(t, nil), Getenv: envFunc(map[string]string{"GIT_DIR": "/x"})}
+		}, "GIT_DIR is set"},
+		{"foreign GIT_OBJECT_DIRECTORY", func(t *testing.T) Input {
+			return Input{Workdir: fakeRepo(t, nil), Getenv: envFunc(map[string]string{"GIT_OBJECT_DIRECTORY": "/x"})}
+		}, "not a wrun quarantine"},
+	}
+	for _, tc := range deny {
+		t.Run(tc.name, func(t *testing.T) {
+			s := gitScopeOf(t, tc.setup(t))
+			if len(s.Writable)+len(s.Prepare)+len(s.Env) != 0 {
+				t.Errorf("granted %+v, steps %+v, env %+v", s.Writable, s.Prepare, s.Env)
+			}
+			if !strings.Contains(strings.Join(s.Notes, "\n"), tc.note) {
+				t.Errorf("notes %q lack %q", s.Notes, tc.note)
+			}
+		})
+	}
+	t.Run("files=write with the repository inside the workspace", func(t *testing.T) {
+		s := gitScopeOf(t, Input{Workdir: fakeRepo(t, nil), WorkspaceWritable: true})
+		if len(s.Writable)+len(s.Prepare) != 0 {
+			t.Errorf("quarantine for a repository that is writable anyway: %+v", s.Writable)
+		}
+	})
+	t.Run("nested wrun reuses the enclosing quarantine", func(t *testing.T) {
+		ws := fakeRepo(t, nil)
+		gd := filepath.Join(ws, ".git")
+		q := filepath.Join(gd, "wrun-quarantine", "wrun-9")
+		s := gitScopeOf(t, Input{Workdir: ws, TempDir: "/tmp/wrun-10", Getenv: envFunc(map[string]string{
+			"GIT_OBJECT_DIRECTORY": q, "GIT_ALTERNATE_OBJECT_DIRECTORIES": gd + "/objects", "GIT_CONFIG_COUNT": "3"})})
+		if got := writablePaths(s, "git"); len(got) == 0 || got[0] != q {
+			t.Fatalf("writable %v", got)
+		}
+		if len(s.Prepare)+len(s.Finish) != 0 {
+			t.Errorf("a nested run must leave the quarantine to the enclosing wrun: %+v %+v", s.Prepare, s.Finish)
+		}
+		if v, _ := envValue(s, "GIT_CONFIG_COUNT"); v != "6" {
+			t.Errorf("GIT_CONFIG_COUNT=%q, want the inherited 3 plus ours", v)
+		}
+		if v, _ := envValue(s, "GIT_CONFIG_KEY_3"); v != "gc.auto" {
+			t.Errorf("GIT_CONFIG_KEY_3=%q", v)
+		}
+	})
+}
+
+// looseObject returns the file content and name of a loose object.
+func looseObject(typ, content, algo string) ([]byte, string) {
+	raw := fmt.Appendf(nil, "%s %d\x00%s", typ, len(content), content)
+	var sum []byte
+	if algo == "sha256" {
+		s := sha256.Sum256(raw)
+		sum = s[:]
+	} else {
+		s := sha1.Sum(raw)
+		sum = s[:]
+	}
+	var b bytes.Buffer
+	zw := zlib.NewWriter(&b)
+	zw.Write(raw)
+	zw.Close()
+	return b.Bytes(), hex.EncodeToString(sum)
+}
+
+func TestLooseObjectMatches(t *testing.T) {
+	good, name := looseObject("blob", "hello\n", "sha1")
+	other, _ := looseObject("blob", "evil\n", "sha1")
+	good256, name256 := looseObject("commit", "tree x\n", "sha256")
+	badType, badTypeName := looseObject("evil", "x", "sha1")
+	short := func() []byte { // header claims more than there is
+		var b bytes.Buffer
+		zw := zlib.NewWriter(&b)
+		zw.Write([]byte("blob 100\x00abc"))
+		zw.Close()
+		return b.Bytes()
+	}()
+	tests := []struct {
+		name, algo, objName string
+		data                []byte
+		want                bool
+	}{
+		{"good", "sha1", name, good, true},
+		{"sha256", "sha256", name256, good256, true},
+		{"content under another name", "sha1", name, other, false},
+		{"trailing garbage", "sha1", name, append(slices.Clone(good), 'x'), false},
+		{"truncated", "sha1", name, good[:len(good)-3], false},
+		{"not zlib", "sha1", name, []byte("hello"), false},
+		{"unknown type", "sha1", badTypeName, badType, false},
+		{"size mismatch", "sha1", name, short, false},
+		{"wrong algorithm", "sha256", name, good, false},
+	}
+	for _, tc := range tests {
+		if got := looseObjectMatches(bytes.NewReader(tc.data), tc.objName, tc.algo); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func writeLoose(t *testing.T, objdir string, data []byte, name string) {
+	t.Helper()
+	p := filepath.Join(objdir, name[:2], name[2:])
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, data, 0o444); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestQuarantineLifecycle(t *testing.T) {
+	ws := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	q := filepath.Join(common, "wrun-quarantine", "wrun-1")
+	alternates := filepath.Join(common, "objects", "info", "alternates")
+
+	sess, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(alternates); string(got) != "../wrun-quarantine/wrun-1\n" {
+		t.Fatalf("alternates %q", got)
+	}
+	if len(sess.Files()) != 1 {
+		t.Fatalf("want the quarantine lock for the child, got %v", sess.Files())
+	}
+	good, goodName := looseObject("blob", "new\n", "sha1")
+	evil, _ := looseObject("blob", "evil\n", "sha1")
+	_, forgedName := looseObject("blob", "what the name promises\n", "sha1")
+	writeLoose(t, q, good, goodName)
+	writeLoose(t, q, evil, forgedName)
+	os.Symlink("/etc/passwd", filepath.Join(q, "ab"+strings.Repeat("0", 38)))
+
+	// While the child (here: anyone holding the inherited lock) may still
+	// write, the quarantine is not settled, and stays registered.
+	child, err := os.Open(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockShared(t, child)
+	warnings := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}})
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "still in use") {
+		t.Fatalf("warnings %v", warnings)
+	}
+	if got, _ := os.ReadFile(alternates); !strings.Contains(string(got), "wrun-1") {
+		t.Fatalf("the quarantine was unregistered while in use: %q", got)
+	}
+	child.Close()
+
+	// The next run settles it: the good object lands, the forged one and
+	// the link do not, and the quarantine is gone.
+	q2 := filepath.Join(common, "wrun-quarantine", "wrun-2")
+	sess2, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(common, "objects", goodName[:2], goodName[2:])); !bytes.Equal(got, good) {
+		t.Errorf("the good object was not moved in")
+	}
+	if fileExists(filepath.Join(common, "objects", forgedName[:2], forgedName[2:])) {
+		t.Errorf("a forged object was moved in")
+	}
+	if fileExists(q) {
+		t.Errorf("the settled quarantine is still there")
+	}
+	if got, _ := os.ReadFile(alternates); string(got) != "../wrun-quarantine/wrun-2\n" {
+		t.Errorf("alternates %q", got)
+	}
+	if w := sess2.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q2}}); len(w) != 0 {
+		t.Errorf("warnings %v", w)
+	}
+	if fileExists(alternates) || fileExists(filepath.Join(common, "wrun-quarantine")) {
+		t.Errorf("left behind: alternates %v, wrun-quarantine %v", fileExists(alternates), fileExists(filepath.Join(common, "wrun-quarantine")))
+	}
+}
+
+func TestQuarantineKeepsOtherAlternates(t *testing.T) {
+	ws := fakeRepo(t, map[string]string{".git/objects/info/alternates": "/shared/objects\n"})
+	common := filepath.Join(ws, ".git")
+	q := filepath.Join(common, "wrun-quarantine", "wrun-3")
+	sess, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}})
+	if got, _ := os.ReadFile(filepath.Join(common, "objects/info/alternates")); string(got) != "/shared/objects\n" {
+		t.Errorf("alternates %q", got)
+	}
+}
+
+func TestQuarantineRefusesSymlinkedDir(t *testing.T) {
+	ws := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	os.Symlink(filepath.Join(common, "objects"), filepath.Join(common, "wrun-quarantine"))
+	_, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: filepath.Join(common, "wrun-quarantine", "wrun-4")}})
+	if err == nil {
+		t.Fatal("a symlinked wrun-quarantine was used")
+	}
+	if fileExists(filepath.Join(common, "objects", "wrun-4")) {
+		t.Error("created a directory through the link")
+	}
+}
+
+func TestMigratePackRebuildsTheIndex(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	src := t.TempDir()
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(gitFreeEnv(os.Environ()), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run(src, "init", "-q")
+	os.WriteFile(filepath.Join(src, "f"), []byte("content\n"), 0o644)
+	run(src, "add", "f")
+	run(src, "commit", "-qm", "c")
+	run(src, "repack", "-adq")
+	packs, _ := filepath.Glob(filepath.Join(src, ".git/objects/pack/*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs %v", packs)
+	}
+
+	dst := t.TempDir()
+	run(dst, "init", "-q")
+	common := filepath.Join(dst, ".git")
+	q := filepath.Join(common, "wrun-quarantine", "wrun-5")
+	sess, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(packs[0])
+	os.WriteFile(filepath.Join(q, "pack", filepath.Base(packs[0])), data, 0o444)
+	// A corrupt pack (one flipped byte) and a lying index are discarded.
+	bad := slices.Clone(data)
+	bad[len(bad)/2] ^= 0xff
+	os.WriteFile(filepath.Join(q, "pack", "pack-bad.pack"), bad, 0o444)
+	os.WriteFile(filepath.Join(q, "pack", "pack-bad.idx"), []byte("lies"), 0o444)
+
+	w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}})
+	if len(w) != 1 || !strings.Contains(w[0].Error(), "pack-bad.pack") {
+		t.Errorf("warnings %v", w)
+	}
+	head := run(src, "rev-parse", "HEAD")
+	if got := run(dst, "cat-file", "-t", head); got != "commit" {
+		t.Errorf("the commit did not arrive: %s", got)
+	}
+	run(dst, "fsck", "--no-dangling")
+	if fileExists(q) || fileExists(filepath.Join(common, "objects/info/alternates")) {
+		t.Error("the quarantine was not removed")
+	}
+}
+
+func lockShared(t *testing.T, f *os.File) {
+	t.Helper()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+}
