@@ -709,7 +709,7 @@ func TestVerifyExplainSaysWhy(t *testing.T) {
 		// kept read-only, and what that stops
 		filepath.Join(gd, "config") + " .*runs code at the next unsandboxed git command",
 		filepath.Join(gd, "hooks") + " .*planted hook",
-		filepath.Join(gd, "objects") + " .*rewritten object",
+		filepath.Join(gd, "objects") + " .*rewritten existing object",
 		filepath.Join(ws, "Cargo.lock") + " .*dependency",
 		"/cargo-home .*CARGO_HOME",
 		"/user-gocache .*GOCACHE",

@@ -32,7 +32,7 @@ func cargoScope(in Input, repo *Repo, s *Scope) {
 	if root != "" {
 		lock := filepath.Join(root, "Cargo.lock")
 		s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: lock, Tool: "cargo",
-			Why: "the dependency lock: a run must not choose other dependency versions; a stale or missing lock is a denial (run `cargo generate-lockfile` or `cargo update` outside, or pass --locked to fail fast)"})
+			Why: "the dependency lock (cargo): a run must not choose other dependency versions; a stale or missing lock is a denial (run `cargo generate-lockfile` or `cargo update` outside, or pass --locked to fail fast)"})
 		if !fileExists(lock) {
 			s.Notes = append(s.Notes, "cargo: "+lock+" does not exist and cannot be written under this grant: cargo fails to write it; create it first (cargo generate-lockfile) or use --grant write")
 		}

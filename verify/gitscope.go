@@ -38,10 +38,10 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 	s.ReadOnly = append(s.ReadOnly,
 		ReadOnly{Path: filepath.Join(common, "config"), Tool: "git", Why: whyGitConfig},
 		ReadOnly{Path: filepath.Join(common, "hooks"), Tool: "git", Why: "git hooks: a planted hook runs at the next unsandboxed commit, merge or checkout"},
-		ReadOnly{Path: filepath.Join(common, "objects"), Tool: "git", Why: "existing objects: a rewritten object changes history under every ref that reaches it; new objects go to a quarantine and are checked against their names before wrun moves them in"},
-		ReadOnly{Path: filepath.Join(gitDir, "HEAD"), Tool: "git", Why: "the checked-out branch: a fetch or merge-tree never moves it"},
-		ReadOnly{Path: filepath.Join(gitDir, "index"), Tool: "git", Why: "the staging area: what the next unsandboxed commit records"},
-		ReadOnly{Path: filepath.Join(common, "packed-refs"), Tool: "git", Why: "rewriting it takes a new packed-refs.lock beside config and hooks, a right Landlock can only give for the whole repository; so `git fetch --prune` of a packed ref and `git pack-refs` are denied (use `git fetch --no-prune`)"},
+		ReadOnly{Path: filepath.Join(common, "objects"), Tool: "git", Why: "git objects: a rewritten existing object changes history under every ref that reaches it; new objects go to a quarantine and are checked against their names before wrun moves them in"},
+		ReadOnly{Path: filepath.Join(gitDir, "HEAD"), Tool: "git", Why: "HEAD, the checked-out branch: a fetch or merge-tree never moves it"},
+		ReadOnly{Path: filepath.Join(gitDir, "index"), Tool: "git", Why: "the index (staging area): what the next unsandboxed commit records"},
+		ReadOnly{Path: filepath.Join(common, "packed-refs"), Tool: "git", Why: "packed refs: rewriting them takes a new packed-refs.lock beside config and hooks, a right Landlock can only give for the whole repository; so `git fetch --prune` of a packed ref and `git pack-refs` are denied (use `git fetch --no-prune`)"},
 	)
 	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_INDEX_FILE"} {
 		if in.Getenv(v) != "" {

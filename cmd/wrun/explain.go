@@ -161,7 +161,7 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 		section(w, "Kept read-only (tools write beside them; nothing grants them):")
 		tw = table(w)
 		for _, ro := range p.ReadOnly {
-			fmt.Fprintf(tw, "  %s\t%s: %s\n", ro.Path, ro.Tool, ro.Why)
+			fmt.Fprintf(tw, "  %s\t%s\n", ro.Path, ro.Why)
 		}
 		tw.Flush()
 	}
