@@ -257,7 +257,7 @@ func TestQuarantineLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	lockShared(t, child)
-	warnings := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}})
+	warnings := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true)
 	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "still in use") {
 		t.Fatalf("warnings %v", warnings)
 	}
@@ -285,7 +285,7 @@ func TestQuarantineLifecycle(t *testing.T) {
 	if got, _ := os.ReadFile(alternates); string(got) != "../wrun-quarantine/wrun-2\n" {
 		t.Errorf("alternates %q", got)
 	}
-	if w := sess2.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q2}}); len(w) != 0 {
+	if w := sess2.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q2}}, true); len(w) != 0 {
 		t.Errorf("warnings %v", w)
 	}
 	if fileExists(alternates) || fileExists(filepath.Join(common, "wrun-quarantine")) {
@@ -301,7 +301,7 @@ func TestQuarantineKeepsOtherAlternates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}})
+	sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true)
 	if got, _ := os.ReadFile(filepath.Join(common, "objects/info/alternates")); string(got) != "/shared/objects\n" {
 		t.Errorf("alternates %q", got)
 	}
@@ -355,6 +355,7 @@ func TestMigratePackRebuildsTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(packs[0])
+	os.MkdirAll(filepath.Join(q, "pack"), 0o755)
 	os.WriteFile(filepath.Join(q, "pack", filepath.Base(packs[0])), data, 0o444)
 	// A corrupt pack (one flipped byte) and a lying index are discarded.
 	bad := slices.Clone(data)
@@ -362,7 +363,7 @@ func TestMigratePackRebuildsTheIndex(t *testing.T) {
 	os.WriteFile(filepath.Join(q, "pack", "pack-bad.pack"), bad, 0o444)
 	os.WriteFile(filepath.Join(q, "pack", "pack-bad.idx"), []byte("lies"), 0o444)
 
-	w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}})
+	w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true)
 	if len(w) != 1 || !strings.Contains(w[0].Error(), "pack-bad.pack") {
 		t.Errorf("warnings %v", w)
 	}
@@ -380,5 +381,58 @@ func lockShared(t *testing.T, f *os.File) {
 	t.Helper()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestQuarantineMovesWhenTheRunHasEnded(t *testing.T) {
+	ws := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	q := filepath.Join(common, "wrun-quarantine", "wrun-6")
+	sess, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, freshName := looseObject("blob", "fresh fan-out dir\n", "sha1")
+	writeLoose(t, q, fresh, freshName)
+	os.MkdirAll(filepath.Join(q, freshName[:2], "junk", "deeper"), 0o777)
+	os.WriteFile(filepath.Join(q, freshName[:2], "tmp_obj_x"), []byte("partial"), 0o644)
+	os.Chmod(filepath.Join(q, freshName[:2]), 0o777)
+	os.Chmod(filepath.Join(q, freshName[:2], freshName[2:]), 0o666)
+
+	existing, existingName := looseObject("blob", "fan-out dir exists\n", "sha1")
+	os.MkdirAll(filepath.Join(common, "objects", existingName[:2]), 0o755)
+	writeLoose(t, q, existing, existingName)
+
+	// A valid object that is also a file elsewhere (a later run could
+	// change it through the other name) is not taken.
+	linked, linkedName := looseObject("blob", "hard-linked\n", "sha1")
+	elsewhere := filepath.Join(t.TempDir(), "target-file")
+	os.WriteFile(elsewhere, linked, 0o644)
+	os.MkdirAll(filepath.Join(q, linkedName[:2]), 0o755)
+	if err := os.Link(elsewhere, filepath.Join(q, linkedName[:2], linkedName[2:])); err != nil {
+		t.Fatal(err)
+	}
+
+	w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true)
+	if len(w) != 1 || !strings.Contains(w[0].Error(), linkedName) {
+		t.Errorf("warnings %v", w)
+	}
+	for _, name := range []string{freshName, existingName} {
+		fi, err := os.Stat(filepath.Join(common, "objects", name[:2], name[2:]))
+		if err != nil || fi.Mode().Perm() != 0o444 {
+			t.Errorf("object %s: %v %v", name, fi, err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(common, "objects", freshName[:2])); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("moved fan-out dir: %v %v", fi, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(common, "objects", freshName[:2])); len(ents) != 1 {
+		t.Errorf("the moved fan-out dir holds more than the object: %v", ents)
+	}
+	if fileExists(filepath.Join(common, "objects", linkedName[:2], linkedName[2:])) {
+		t.Error("a hard-linked object was moved in")
+	}
+	if fileExists(q) {
+		t.Error("the quarantine is still there")
 	}
 }

@@ -70,7 +70,7 @@ func openQuarantine(common, q string) (*os.File, error) {
 	_ = settleStale(root, id)
 
 	dir := quarantineDirName + "/" + id
-	for _, d := range []string{quarantineDirName, dir, dir + "/pack", dir + "/info"} {
+	for _, d := range []string{quarantineDirName, dir} {
 		if err := ensureDir(root, d); err != nil {
 			return nil, err
 		}
@@ -93,8 +93,9 @@ func openQuarantine(common, q string) (*os.File, error) {
 }
 
 // closeQuarantine settles the quarantine q after the run: held is the lock
-// Prepare returned (nil when it failed). It returns warnings.
-func closeQuarantine(common, q string, held *os.File) []error {
+// Prepare returned (nil when it failed); owned says that every process of
+// the run has ended. It returns warnings.
+func closeQuarantine(common, q string, held *os.File, owned bool) []error {
 	if held != nil {
 		held.Close()
 	}
@@ -118,12 +119,12 @@ func closeQuarantine(common, q string, held *os.File) []error {
 	case isNotExist(err):
 		// Never created, or settled already; drop a registration left by
 		// a failed Prepare.
-		return settle(root, id)
+		return settle(root, id, false)
 	case err != nil:
 		return []error{fmt.Errorf("the git quarantine %s is still in use by processes the command left running: it stays registered as an alternate object directory, and a later wrun run in this repository moves its objects in", q)}
 	}
 	defer lock.Close()
-	return settle(root, id)
+	return settle(root, id, owned)
 }
 
 // settleStale settles every quarantine but keep that no live run holds.
@@ -153,7 +154,9 @@ func settleStale(root *os.Root, keep string) []error {
 		if err != nil && !isNotExist(err) {
 			continue // a live run, or what it left running, holds it
 		}
-		errs = append(errs, settle(root, id)...)
+		// Its wrun was killed: processes it left behind may still run
+		// (without the lock, if they dropped it), so objects are copied.
+		errs = append(errs, settle(root, id, false)...)
 		if lock != nil {
 			lock.Close()
 		}
@@ -161,13 +164,14 @@ func settleStale(root *os.Root, keep string) []error {
 	return errs
 }
 
-// settle copies the good objects of quarantine id into the repository and,
+// settle moves the good objects of quarantine id into the repository and,
 // when that worked, unregisters and removes the quarantine. The caller holds
-// the quarantine's lock exclusively and the admin lock.
-func settle(root *os.Root, id string) []error {
+// the quarantine's lock exclusively and the admin lock; owned says that
+// every process of the quarantine's run has ended.
+func settle(root *os.Root, id string, owned bool) []error {
 	algo := objectFormat(root)
 	dir := quarantineDirName + "/" + id
-	warnings, err := migrate(root, dir, algo)
+	warnings, err := migrate(root, dir, algo, owned)
 	if err != nil {
 		return append(warnings, fmt.Errorf("moving objects out of the git quarantine %s (it stays registered and is retried by the next run): %w", dir, err))
 	}
@@ -190,11 +194,24 @@ func settle(root *os.Root, id string) []error {
 	return warnings
 }
 
-// migrate copies every object of the quarantine dir that matches its name
-// into the repository's objects. Objects that do not match are left out
-// and reported as warnings; err is set only when the copy itself failed
-// (then nothing may be unregistered).
-func migrate(root *os.Root, dir, algo string) (warnings []error, err error) {
+// migration moves the good objects of one quarantine into the
+// repository.
+type migration struct {
+	root *os.Root // the common dir
+	q    *os.Root // the quarantine
+	dir  string   // the quarantine, relative to root
+	algo string
+	// owned: every process of the run has ended, so nothing can change
+	// the quarantine's files any more; good ones are moved, not copied.
+	owned    bool
+	rejected []string
+}
+
+// migrate moves or copies every object of the quarantine dir that matches
+// its name into the repository's objects. Objects that do not match are
+// left out and reported as warnings; err is set only when moving itself
+// failed (then nothing may be unregistered).
+func migrate(root *os.Root, dir, algo string, owned bool) (warnings []error, err error) {
 	q, err := root.OpenRoot(dir)
 	if isNotExist(err) {
 		return nil, nil
@@ -207,54 +224,131 @@ func migrate(root *os.Root, dir, algo string) (warnings []error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hexLen := 40
-	if algo == "sha256" {
-		hexLen = 64
-	}
-	var rejected []string
+	m := &migration{root: root, q: q, dir: dir, algo: algo, owned: owned}
 	for _, e := range ents {
 		switch {
 		case len(e.Name()) == 2 && isHex(e.Name()) && e.IsDir():
-			objs, err := readDirRoot(q, e.Name())
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range objs {
-				name := e.Name() + o.Name()
-				if len(name) != hexLen || !isHex(name) {
-					continue // git's own temporary files
-				}
-				ok, err := migrateLoose(q, root, name, algo)
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					rejected = append(rejected, name)
-				}
-			}
+			err = m.fanout(e.Name())
 		case e.Name() == "pack" && e.IsDir():
-			packs, err := readDirRoot(q, "pack")
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range packs {
-				if !strings.HasSuffix(p.Name(), ".pack") {
-					continue
-				}
-				why, err := migratePack(q, root, p.Name(), algo)
-				if err != nil {
-					return nil, err
-				}
-				if why != "" {
-					rejected = append(rejected, "pack/"+p.Name()+" ("+why+")")
-				}
-			}
+			err = m.packs()
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if len(rejected) > 0 {
-		warnings = append(warnings, fmt.Errorf("discarded %d object(s) from the git quarantine that are not what their names say: %s", len(rejected), strings.Join(rejected, ", ")))
+	if len(m.rejected) > 0 {
+		warnings = append(warnings, fmt.Errorf("discarded %d object(s) from the git quarantine that are not what their names say: %s", len(m.rejected), strings.Join(m.rejected, ", ")))
 	}
 	return warnings, nil
+}
+
+// fanout handles the loose objects of one fan-out directory, xx/.
+func (m *migration) fanout(xx string) error {
+	objs, err := readDirRoot(m.q, xx)
+	if err != nil {
+		return err
+	}
+	hexLen := 40
+	if m.algo == "sha256" {
+		hexLen = 64
+	}
+	var good []string
+	for _, o := range objs {
+		name := xx + o.Name()
+		switch {
+		case len(name) != hexLen || !isHex(name):
+			// git's temporary files, or anything else: not an object
+		case exists(m.root, "objects/"+xx+"/"+o.Name()):
+			// git never replaces an object it has
+		case !m.owned:
+			ok, err := copyLoose(m.q, m.root, name, m.algo)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				m.rejected = append(m.rejected, name)
+			}
+			continue
+		case m.checkOwned(xx+"/"+o.Name(), name):
+			good = append(good, o.Name())
+			continue
+		default:
+			m.rejected = append(m.rejected, name)
+		}
+		if m.owned {
+			_ = m.q.RemoveAll(xx + "/" + o.Name())
+		}
+	}
+	if len(good) == 0 {
+		return nil
+	}
+	for _, o := range good {
+		if err := m.q.Chmod(xx+"/"+o, 0o444); err != nil {
+			return err
+		}
+	}
+	if !exists(m.root, "objects/"+xx) {
+		// The whole directory, holding only good new objects, in one move.
+		if err := m.q.Chmod(xx, 0o755); err != nil {
+			return err
+		}
+		return m.root.Rename(m.dir+"/"+xx, "objects/"+xx)
+	}
+	for _, o := range good {
+		if err := m.root.Rename(m.dir+"/"+xx+"/"+o, "objects/"+xx+"/"+o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOwned reports whether the quarantine's file path is the loose
+// object name and may be moved as it is: a regular file with no other
+// link (a second name, in a directory the sandbox may write again, would
+// let a later run change the object).
+func (m *migration) checkOwned(path, name string) bool {
+	f, ok := openUntrusted(m.q, path)
+	if !ok {
+		return false
+	}
+	defer f.Close()
+	return singleLink(f) && looseObjectMatches(f, name, m.algo)
+}
+
+// packs handles the packs in pack/.
+func (m *migration) packs() error {
+	packs, err := readDirRoot(m.q, "pack")
+	if err != nil {
+		return err
+	}
+	for _, p := range packs {
+		if !strings.HasSuffix(p.Name(), ".pack") {
+			continue
+		}
+		why, err := m.pack(p.Name())
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			m.rejected = append(m.rejected, "pack/"+p.Name()+" ("+why+")")
+		}
+	}
+	return nil
+}
+
+func exists(root *os.Root, name string) bool {
+	_, err := root.Lstat(name)
+	return err == nil
+}
+
+// singleLink reports whether f is a regular file with exactly one name.
+func singleLink(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(st.Nlink) == 1
 }
 
 // openUntrusted opens a file the child may have made: never through a
@@ -271,14 +365,12 @@ func openUntrusted(q *os.Root, name string) (*os.File, bool) {
 	return f, true
 }
 
-// migrateLoose copies the loose object name (hex) from the quarantine into
+// copyLoose copies the loose object name (hex) from the quarantine into
 // the repository if its content hashes to its name. The check runs on
-// wrun's own copy, so the child cannot change the bytes after the check.
-func migrateLoose(q, root *os.Root, name, algo string) (bool, error) {
+// wrun's own copy, so a process still running cannot change the bytes
+// after the check.
+func copyLoose(q, root *os.Root, name, algo string) (bool, error) {
 	final := "objects/" + name[:2] + "/" + name[2:]
-	if _, err := root.Lstat(final); err == nil {
-		return true, nil // git never replaces an object it has
-	}
 	src, ok := openUntrusted(q, name[:2]+"/"+name[2:])
 	if !ok {
 		return false, nil
@@ -356,11 +448,13 @@ func looseObjectMatches(r io.Reader, name, algo string) bool {
 	return hex.EncodeToString(sum) == name
 }
 
-// migratePack copies a pack from the quarantine into the repository with
-// an index git builds afresh from its content (git index-pack hashes every
-// object, SHA-1 with collision detection), so the child's own index is
-// never trusted. It returns why the pack was discarded, or "".
-func migratePack(q, root *os.Root, name, algo string) (string, error) {
+// pack moves (or copies, unless owned) a pack from the quarantine into the
+// repository with an index git builds afresh from its content (git
+// index-pack hashes every object, SHA-1 with collision detection), so the
+// child's own index is never trusted. It returns why the pack was
+// discarded, or "".
+func (m *migration) pack(name string) (string, error) {
+	q, root, algo := m.q, m.root, m.algo
 	src, ok := openUntrusted(q, "pack/"+name)
 	if !ok {
 		return "not a regular file", nil
@@ -370,18 +464,27 @@ func migratePack(q, root *os.Root, name, algo string) (string, error) {
 		return "", err
 	}
 	tmp := "objects/pack/tmp_wrun_" + randomID()
-	dst, err := root.OpenFile(tmp+".pack", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return "", err
-	}
 	defer root.Remove(tmp + ".pack")
 	defer root.Remove(tmp + ".idx")
-	_, err = io.Copy(dst, src)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", err
+	if m.owned && singleLink(src) {
+		if err := root.Rename(m.dir+"/pack/"+name, tmp+".pack"); err != nil {
+			return "", err
+		}
+		if err := root.Chmod(tmp+".pack", 0o444); err != nil {
+			return "", err
+		}
+	} else {
+		dst, err := root.OpenFile(tmp+".pack", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(dst, src)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", err
+		}
 	}
 	abs := filepath.Join(root.Name(), filepath.FromSlash(tmp))
 	// Outside any repository (the working directory is /), so index-pack

@@ -80,7 +80,10 @@ func (s *Session) Files() []*os.File {
 // Finish carries out steps in order and returns what went wrong; it goes
 // on after a failure so one bad step does not strand the others. It is
 // safe to call with steps whose Prepare counterpart failed or never ran.
-func (s *Session) Finish(steps []Step) []error {
+// ended says that every process the child started has ended (wrun ended
+// what it left behind): then nothing can change what the run wrote, and
+// objects are moved into place rather than copied.
+func (s *Session) Finish(steps []Step, ended bool) []error {
 	var errs []error
 	for _, st := range steps {
 		switch st.Kind {
@@ -90,7 +93,7 @@ func (s *Session) Finish(steps []Step) []error {
 				held = s.held[st.Dir]
 				delete(s.held, st.Dir)
 			}
-			errs = append(errs, closeQuarantine(st.Repo, st.Dir, held)...)
+			errs = append(errs, closeQuarantine(st.Repo, st.Dir, held, ended)...)
 		case StepRemoveIfEmpty:
 			removeIfEmpty(st.Dir)
 		default:

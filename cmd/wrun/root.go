@@ -265,12 +265,12 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 	}
 	sess, err := verify.Prepare(p.Prepare)
 	if err != nil {
-		sess.Finish(p.Finish)
+		sess.Finish(p.Finish, true)
 		return fail(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", err))
 	}
 	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs, ExtraFiles: sess.Files()})
 	if err != nil {
-		sess.Finish(p.Finish)
+		sess.Finish(p.Finish, true) // no child started
 		code := exitWrunFailed
 		var se *sandbox.StartError
 		if errors.As(err, &se) {
@@ -281,7 +281,9 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 	if keepBackground {
 		removeTmp = false // background processes may still use it
 	}
-	for _, err := range sess.Finish(p.Finish) {
+	// Unless asked to keep them, wrun has ended every process the command
+	// started: nothing can change what the run wrote any more.
+	for _, err := range sess.Finish(p.Finish, !keepBackground) {
 		res.Warnings = append(res.Warnings, "after the run: "+err.Error())
 	}
 	sum.ExitCode, sum.Signal, sum.Killed, sum.Swept, sum.Warnings = res.ExitCode, int(res.Signal), res.Killed, res.Swept, res.Warnings
