@@ -436,3 +436,26 @@ func TestQuarantineMovesWhenTheRunHasEnded(t *testing.T) {
 		t.Error("the quarantine is still there")
 	}
 }
+
+func TestQuarantineTheChildMadeUnreadableIsSettled(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads and removes a mode-000 directory anyway")
+	}
+	ws := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	q := filepath.Join(common, "wrun-quarantine", "wrun-7")
+	sess, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, name := looseObject("blob", "x\n", "sha1")
+	writeLoose(t, q, good, name)
+	os.Chmod(filepath.Join(q, name[:2]), 0)
+	os.Chmod(q, 0)
+	if w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true); len(w) != 0 {
+		t.Errorf("warnings %v", w)
+	}
+	if fileExists(q) || !fileExists(filepath.Join(common, "objects", name[:2], name[2:])) {
+		t.Error("not settled")
+	}
+}

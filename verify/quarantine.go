@@ -187,7 +187,7 @@ func settle(root *os.Root, id string, owned bool) []error {
 	if err != nil {
 		return append(warnings, fmt.Errorf("unregistering the git quarantine %s: %w", dir, err))
 	}
-	if err := root.RemoveAll(dir); err != nil {
+	if err := removeAll(root, dir); err != nil {
 		warnings = append(warnings, fmt.Errorf("removing the git quarantine: %w", err))
 	}
 	_ = root.Remove(quarantineDirName) // only once it is empty
@@ -213,6 +213,9 @@ type migration struct {
 // failed (then nothing may be unregistered).
 func migrate(root *os.Root, dir, algo string, owned bool) (warnings []error, err error) {
 	q, err := root.OpenRoot(dir)
+	if errors.Is(err, os.ErrPermission) && root.Chmod(dir, 0o755) == nil {
+		q, err = root.OpenRoot(dir)
+	}
 	if isNotExist(err) {
 		return nil, nil
 	}
@@ -288,11 +291,17 @@ func (m *migration) fanout(xx string) error {
 		}
 	}
 	if !exists(m.root, "objects/"+xx) {
-		// The whole directory, holding only good new objects, in one move.
+		// The whole directory, holding only good new objects, in one move
+		// (unless git made objects/xx meanwhile: then one by one).
 		if err := m.q.Chmod(xx, 0o755); err != nil {
 			return err
 		}
-		return m.root.Rename(m.dir+"/"+xx, "objects/"+xx)
+		if err := m.root.Rename(m.dir+"/"+xx, "objects/"+xx); err == nil {
+			return nil
+		}
+		if err := ensureDir(m.root, "objects/"+xx); err != nil {
+			return err
+		}
 	}
 	for _, o := range good {
 		if err := m.root.Rename(m.dir+"/"+xx+"/"+o, "objects/"+xx+"/"+o); err != nil {
@@ -572,6 +581,11 @@ func editAlternates(root *os.Root, fn func([]string) []string) error {
 // (syscall.LOCK_SH or LOCK_EX, optionally | LOCK_NB) on it.
 func lockDir(root *os.Root, name string, how int) (*os.File, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrPermission) && root.Chmod(name, 0o755) == nil {
+		// The child may chmod what it wrote (Landlock does not restrict
+		// chmod); the quarantine is the user's, as wrun is.
+		f, err = root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -598,13 +612,41 @@ func ensureDir(root *os.Root, name string) error {
 	return nil
 }
 
+// readDirRoot lists a directory below root. A directory in a quarantine
+// that the child made unreadable (Landlock does not restrict chmod) is made
+// readable again first: it is the user's, as wrun is.
 func readDirRoot(root *os.Root, name string) ([]os.DirEntry, error) {
 	f, err := root.Open(name)
+	if errors.Is(err, os.ErrPermission) && root.Chmod(name, 0o755) == nil {
+		f, err = root.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return f.ReadDir(-1)
+}
+
+// removeAll removes name below root, making directories the child made
+// unwritable or unreadable writable again on the way.
+func removeAll(root *os.Root, name string) error {
+	err := root.RemoveAll(name)
+	if !errors.Is(err, os.ErrPermission) {
+		return err
+	}
+	var fix func(string)
+	fix = func(dir string) {
+		if fi, err := root.Lstat(dir); err != nil || !fi.IsDir() {
+			return
+		}
+		_ = root.Chmod(dir, 0o700)
+		ents, _ := readDirRoot(root, dir)
+		for _, e := range ents {
+			fix(dir + "/" + e.Name())
+		}
+	}
+	fix(name)
+	return root.RemoveAll(name)
 }
 
 // objectFormat is the repository's hash algorithm, "sha1" or "sha256".
