@@ -594,7 +594,7 @@ func TestVerifyForgedObjectIsDiscarded(t *testing.T) {
 	honest := "echo honest | git hash-object -w --stdin"
 	forged := strings.Repeat("ab", 20)
 	// A valid loose object (of other content) under the forged name.
-	forge := "mkdir -p $GIT_OBJECT_DIRECTORY/ab && cp $GIT_OBJECT_DIRECTORY/$(echo honest | git hash-object --stdin | cut -c1-2)/$(echo honest | git hash-object --stdin | cut -c3-) $GIT_OBJECT_DIRECTORY/ab/" + forged[2:]
+	forge := "mkdir -p $WRUN_GIT_QUARANTINE/ab && cp $WRUN_GIT_QUARANTINE/$(echo honest | git hash-object --stdin | cut -c1-2)/$(echo honest | git hash-object --stdin | cut -c3-) $WRUN_GIT_QUARANTINE/ab/" + forged[2:]
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", honest+" && "+forge)
 	if r.code != 0 {
 		t.Fatalf("%s", r)
@@ -620,7 +620,7 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	requireTool(t, "git")
 	f := newGitFixture(t)
 	common := filepath.Join(f.clone, ".git")
-	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--", "sh", "-c", "git fetch -q local && (sleep 120 & echo $!) && sleep 120")
+	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--", "sh", "-c", "git fetch -q local || exit 1; sleep 120 & echo $!; exec sleep 121")
 	cmd.Dir = f.clone
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -719,4 +719,41 @@ func TestVerifyExplainSaysWhy(t *testing.T) {
 			t.Errorf("explain lacks %q:\n%s", want, r.stdout)
 		}
 	}
+}
+
+// TestVerifyGitOtherRepositoriesKeepTheirObjects: the quarantine is the
+// workspace repository's only. A test suite's own repository (made in the
+// run) and a fixture repository (made before) keep their own objects, and
+// git run by its full path, past the shim, is denied rather than misled.
+func TestVerifyGitOtherRepositoriesKeepTheirObjects(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "git")
+	ws := workspace(t)
+	newRepo(t, ws)
+	fixture := filepath.Join(workspace(t), "fixture")
+	os.MkdirAll(fixture, 0o755)
+	newRepo(t, fixture)
+	fixtureHead := gitCmd(t, fixture, "rev-parse", "HEAD")
+	sh := `set -e
+git -C ` + fixture + ` rev-parse HEAD
+r=$TMPDIR/suite; git init -q $r; cd $r
+echo a > a; git add a; git -c user.name=t -c user.email=t@e commit -qm a
+git rev-parse HEAD
+git cat-file -e HEAD:a`
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", sh)
+	lines := strings.Fields(r.stdout)
+	if r.code != 0 || len(lines) != 2 || lines[0] != fixtureHead {
+		t.Fatalf("git in other repositories under verify: %s", r)
+	}
+	if exec.Command("git", "-C", ws, "cat-file", "-e", lines[1]).Run() == nil {
+		t.Errorf("the suite's commit %s went into the workspace's repository", lines[1])
+	}
+	// Past the shim, git writes to the repository's objects, and is denied.
+	gitPath, _ := exec.LookPath("git")
+	r = wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", gitPath, "hash-object", "-w", "--stdin")
+	if r.code == 0 {
+		t.Errorf("git past the shim wrote an object: %s", r)
+	}
+	checkSettled(t, filepath.Join(ws, ".git"))
+	gitCmd(t, ws, "fsck", "--no-dangling")
 }

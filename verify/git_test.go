@@ -43,7 +43,7 @@ func gitScopeOf(t *testing.T, in Input) Scope {
 func TestGitScope(t *testing.T) {
 	t.Run("clone", func(t *testing.T) {
 		ws := fakeRepo(t, nil)
-		s := gitScopeOf(t, Input{Workdir: filepath.Join(ws), TempDir: "/tmp/wrun-77"})
+		s := gitScopeOf(t, Input{Workdir: filepath.Join(ws), TempDir: "/tmp/wrun-77"}) // no shim: no wrun path
 		gd := filepath.Join(ws, ".git")
 		q := filepath.Join(gd, "wrun-quarantine", "wrun-77")
 		want := []string{q, gd + "/refs", gd + "/logs/refs", gd + "/FETCH_HEAD"}
@@ -71,6 +71,25 @@ func TestGitScope(t *testing.T) {
 			if !slices.ContainsFunc(s.ReadOnly, func(r ReadOnly) bool { return r.Path == filepath.Join(gd, ro) }) {
 				t.Errorf("%s is not listed as kept read-only", ro)
 			}
+		}
+	})
+	t.Run("through the shim", func(t *testing.T) {
+		ws := fakeRepo(t, nil)
+		bin := tree(t, map[string]string{"git": "#!/bin/sh\n"})
+		os.Chmod(filepath.Join(bin, "git"), 0o755)
+		s := gitScopeOf(t, Input{Workdir: ws, TempDir: "/tmp/wrun-78", Self: "/opt/wrun", Getenv: envFunc(map[string]string{"PATH": "relative:" + bin})})
+		gd := filepath.Join(ws, ".git")
+		if _, set := envValue(s, "GIT_OBJECT_DIRECTORY"); set {
+			t.Error("GIT_OBJECT_DIRECTORY is set for every git command")
+		}
+		for k, want := range map[string]string{"PATH": "/tmp/wrun-78/wrun-git:relative:" + bin, EnvGitReal: filepath.Join(bin, "git"),
+			EnvGitCommonDir: gd, EnvGitQuarantine: gd + "/wrun-quarantine/wrun-78"} {
+			if v, _ := envValue(s, k); v != want {
+				t.Errorf("%s=%q, want %q", k, v, want)
+			}
+		}
+		if len(s.Prepare) != 2 || s.Prepare[1].Kind != StepGitShim || s.Prepare[1].Target != "/opt/wrun" || s.Prepare[1].Dir != "/tmp/wrun-78/wrun-git" {
+			t.Errorf("prepare %+v", s.Prepare)
 		}
 	})
 	t.Run("workdir below the top", func(t *testing.T) {
@@ -126,7 +145,10 @@ func TestGitScope(t *testing.T) {
 		}, "GIT_DIR is set"},
 		{"foreign GIT_OBJECT_DIRECTORY", func(t *testing.T) Input {
 			return Input{Workdir: fakeRepo(t, nil), Getenv: envFunc(map[string]string{"GIT_OBJECT_DIRECTORY": "/x"})}
-		}, "not a wrun quarantine"},
+		}, "not to a wrun quarantine"},
+		{"inside another wrun without a quarantine here", func(t *testing.T) Input {
+			return Input{Workdir: fakeRepo(t, nil), Getenv: envFunc(map[string]string{"WRUN_GRANT": "files=read,shell=verify,network=on,desktop=off"})}
+		}, "inside another wrun"},
 	}
 	for _, tc := range deny {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,14 +172,14 @@ func TestGitScope(t *testing.T) {
 		gd := filepath.Join(ws, ".git")
 		q := filepath.Join(gd, "wrun-quarantine", "wrun-9")
 		s := gitScopeOf(t, Input{Workdir: ws, TempDir: "/tmp/wrun-10", Getenv: envFunc(map[string]string{
-			"GIT_OBJECT_DIRECTORY": q, "GIT_ALTERNATE_OBJECT_DIRECTORIES": gd + "/objects", "GIT_CONFIG_COUNT": "3"})})
+			EnvGitQuarantine: q, EnvGitCommonDir: gd, "WRUN_GRANT": "verify", "GIT_CONFIG_COUNT": "3"})})
 		if got := writablePaths(s, "git"); len(got) == 0 || got[0] != q {
 			t.Fatalf("writable %v", got)
 		}
 		if len(s.Prepare)+len(s.Finish) != 0 {
 			t.Errorf("a nested run must leave the quarantine to the enclosing wrun: %+v %+v", s.Prepare, s.Finish)
 		}
-		if v, _ := envValue(s, "GIT_CONFIG_COUNT"); v != "6" {
+		if v, _ := envValue(s, "GIT_CONFIG_COUNT"); v != "7" {
 			t.Errorf("GIT_CONFIG_COUNT=%q, want the inherited 3 plus ours", v)
 		}
 		if v, _ := envValue(s, "GIT_CONFIG_KEY_3"); v != "gc.auto" {
@@ -457,5 +479,53 @@ func TestQuarantineTheChildMadeUnreadableIsSettled(t *testing.T) {
 	}
 	if fileExists(q) || !fileExists(filepath.Join(common, "objects", name[:2], name[2:])) {
 		t.Error("not settled")
+	}
+}
+
+func TestGitShimEnv(t *testing.T) {
+	ws := fakeRepo(t, map[string]string{"sub/": ""})
+	other := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	q := common + "/wrun-quarantine/wrun-1"
+	base := []string{"PATH=/bin", EnvGitReal + "=/usr/bin/git", EnvGitCommonDir + "=" + common, EnvGitQuarantine + "=" + q}
+	tests := []struct {
+		name string
+		args []string
+		cwd  string
+		env  []string
+		want bool // the quarantine is set
+	}{
+		{"in the repository", []string{"fetch", "origin"}, ws, nil, true},
+		{"below its top", []string{"status"}, filepath.Join(ws, "sub"), nil, true},
+		{"another repository", []string{"commit", "-m", "x"}, other, nil, false},
+		{"-C into the repository", []string{"-C", ws, "log"}, other, nil, true},
+		{"-C out of it", []string{"-C", other, "log"}, ws, nil, false},
+		{"relative -C, twice", []string{"-C", "..", "-C", filepath.Base(ws), "log"}, other, nil, true},
+		{"--git-dir=", []string{"--git-dir=" + common, "log"}, other, nil, true},
+		{"--git-dir, separate", []string{"--git-dir", filepath.Join(other, ".git"), "log"}, ws, nil, false},
+		{"GIT_DIR", []string{"log"}, other, []string{"GIT_DIR=" + common}, true},
+		{"-c takes a value", []string{"-c", "x.y=-C", "log"}, ws, nil, true},
+		{"init makes a repository", []string{"init", "sub/new"}, ws, nil, false},
+		{"clone makes one", []string{"-c", "a=b", "clone", other}, ws, nil, false},
+		{"outside any repository", []string{"version"}, "/", nil, false},
+		{"a stale quarantine setting is dropped", []string{"log"}, other, []string{"GIT_OBJECT_DIRECTORY=" + q}, false},
+		{"the child's own setting stays", []string{"log"}, other, []string{"GIT_OBJECT_DIRECTORY=/mine"}, false},
+	}
+	for _, tc := range tests {
+		env, realGit := GitShimEnv(tc.args, tc.cwd, append(slices.Clone(base), tc.env...))
+		if realGit != "/usr/bin/git" {
+			t.Errorf("%s: real git %q", tc.name, realGit)
+		}
+		got := slices.Contains(env, "GIT_OBJECT_DIRECTORY="+q) && slices.Contains(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+common+"/objects")
+		if got != tc.want {
+			t.Errorf("%s: quarantine set %v, want %v (env %q)", tc.name, got, tc.want, env)
+		}
+		if slices.Contains(tc.env, "GIT_OBJECT_DIRECTORY=/mine") && !slices.Contains(env, "GIT_OBJECT_DIRECTORY=/mine") {
+			t.Errorf("%s: dropped the child's own GIT_OBJECT_DIRECTORY", tc.name)
+		}
+	}
+	// Without the shim's variables the environment passes unchanged.
+	if env, _ := GitShimEnv([]string{"log"}, ws, []string{"A=1"}); !slices.Equal(env, []string{"A=1"}) {
+		t.Errorf("env %q", env)
 	}
 }

@@ -17,6 +17,9 @@ func gitChildConfig() [][2]string {
 		{"gc.auto", "0"},
 		{"maintenance.auto", "false"},
 		{"fetch.writeCommitGraph", "false"},
+		// The alternate is the repository itself, whose refs git knows:
+		// asking for them again costs a git process per fetch.
+		{"core.alternateRefsCommand", "true"},
 	}
 }
 
@@ -55,28 +58,32 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 	}
 	quarantines := filepath.Join(common, quarantineDirName)
 	q := ""
-	if inherited := in.Getenv("GIT_OBJECT_DIRECTORY"); inherited != "" {
+	inheritedQ := in.Getenv(EnvGitQuarantine)
+	if in.Getenv(EnvGitCommonDir) != common || filepath.Dir(inheritedQ) != quarantines {
+		inheritedQ = ""
+	}
+	switch obj := in.Getenv("GIT_OBJECT_DIRECTORY"); {
+	case inheritedQ != "" && (obj == "" || obj == inheritedQ):
 		// An enclosing wrun's quarantine of this repository: write into it
 		// too; the enclosing wrun settles it.
-		if filepath.Dir(inherited) != quarantines || in.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES") != filepath.Join(common, "objects") {
-			s.Notes = append(s.Notes, "git: GIT_OBJECT_DIRECTORY is set and is not a wrun quarantine of "+common+"; nothing of the repository is writable")
-			return
-		}
-		q = inherited
-	} else {
-		if in.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES") != "" {
-			s.Notes = append(s.Notes, "git: GIT_ALTERNATE_OBJECT_DIRECTORIES is set; nothing of the repository is writable")
-			return
-		}
-		if !dirWritable(common) {
-			s.Notes = append(s.Notes, "git: "+common+" is not writable by wrun, so it cannot hold a quarantine; nothing of the repository is writable")
-			return
-		}
+		q = inheritedQ
+	case obj != "" || in.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES") != "":
+		s.Notes = append(s.Notes, "git: GIT_OBJECT_DIRECTORY or GIT_ALTERNATE_OBJECT_DIRECTORIES is set (not to a wrun quarantine of "+common+"); nothing of the repository is writable")
+		return
+	case in.Getenv("WRUN_GRANT") != "":
+		// Inside another wrun that made no quarantine here: its grant
+		// decides, and it may not let this one create one.
+		s.Notes = append(s.Notes, "git: inside another wrun that gave git no quarantine in "+common+"; nothing of the repository is writable")
+		return
+	case !dirWritable(common):
+		s.Notes = append(s.Notes, "git: "+common+" is not writable by wrun, so it cannot hold a quarantine; nothing of the repository is writable")
+		return
+	default:
 		q = filepath.Join(quarantines, runID(in.TempDir))
 		s.Prepare = append(s.Prepare, Step{Kind: StepGitQuarantineOpen, Repo: common, Dir: q,
 			Why: "receives the objects git writes during the run; listed in objects/info/alternates first, so refs to them are valid at every moment"})
 		s.Finish = append(s.Finish, Step{Kind: StepGitQuarantineClose, Repo: common, Dir: q,
-			Why: "checks each new object against its name, copies the good ones into objects/, then unregisters and removes the quarantine"})
+			Why: "checks each new object against its name, moves the good ones into objects/, then unregisters and removes the quarantine"})
 	}
 	s.Writable = append(s.Writable, Path{Path: q, Dir: true, Tool: "git", Beneath: common,
 		Why: "quarantine for new git objects (GIT_OBJECT_DIRECTORY), moved into the repository after the run"})
@@ -100,10 +107,51 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 		}
 	}
 
-	s.Env = append(s.Env,
-		EnvVar{Name: "GIT_OBJECT_DIRECTORY", Value: q, Why: "new git objects go to the quarantine"},
-		EnvVar{Name: "GIT_ALTERNATE_OBJECT_DIRECTORIES", Value: filepath.Join(common, "objects"), Why: "the repository's own objects, read-only"})
+	gitShim(in, common, q, s)
 	s.Env = append(s.Env, gitConfigEnv(in.Getenv)...)
+}
+
+// gitShim points git at the quarantine q, through the shim (see
+// gitshim.go) when wrun can serve as one, else for every git command.
+func gitShim(in Input, common, q string, s *Scope) {
+	realGit := lookPathIn("git", in.Getenv("PATH"))
+	if in.Self == "" || realGit == "" {
+		s.Env = append(s.Env,
+			EnvVar{Name: "GIT_OBJECT_DIRECTORY", Value: q, Why: "new git objects go to the quarantine"},
+			EnvVar{Name: "GIT_ALTERNATE_OBJECT_DIRECTORIES", Value: filepath.Join(common, "objects"), Why: "the repository's own objects, read-only"})
+		s.Notes = append(s.Notes, "git: every git command of the child uses the quarantine of "+common+", also in other repositories (wrun cannot serve as a git shim here)")
+		return
+	}
+	tmp := in.TempDir
+	if tmp == "" {
+		tmp = "$TMPDIR"
+	}
+	dir := filepath.Join(tmp, "wrun-git")
+	s.Prepare = append(s.Prepare, Step{Kind: StepGitShim, Dir: dir, Target: in.Self,
+		Why: "git, as a link to wrun: it sends the objects of git commands on this repository (and only those) to the quarantine"})
+	path := dir
+	if p := in.Getenv("PATH"); p != "" {
+		path += string(filepath.ListSeparator) + p
+	}
+	s.Env = append(s.Env,
+		EnvVar{Name: "PATH", Value: path, Why: "git runs through wrun's shim, which picks the object directory per repository"},
+		EnvVar{Name: EnvGitReal, Value: realGit, Why: "the git the shim runs"},
+		EnvVar{Name: EnvGitCommonDir, Value: common, Why: "the repository whose git commands use the quarantine"},
+		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"})
+}
+
+// lookPathIn finds an executable named name in the directories of path.
+func lookPathIn(name, path string) string {
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 const whyGitConfig = "git config: a child that writes it (core.fsmonitor, core.hooksPath, aliases, filters) runs code at the next unsandboxed git command"

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -184,7 +185,7 @@ func (c *goCache) put(action, output, body []byte) (cacheResponse, error) {
 	if len(action) != cacheHashSize || len(output) != cacheHashSize {
 		return cacheResponse{}, errors.New("bad action or output ID")
 	}
-	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != hex.EncodeToString(output) {
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], output) {
 		return cacheResponse{}, errors.New("output ID does not match the body")
 	}
 	path := cacheFile(c.private, output, "d")

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pjbgf/sha1cd"
 )
@@ -60,7 +61,7 @@ func openQuarantine(common, q string) (*os.File, error) {
 		return nil, err
 	}
 	defer root.Close()
-	admin, err := lockDir(root, ".", syscall.LOCK_EX)
+	admin, err := adminLock(root)
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +109,9 @@ func closeQuarantine(common, q string, held *os.File, owned bool) []error {
 		return []error{fmt.Errorf("settling the git quarantine: %w", err)}
 	}
 	defer root.Close()
-	admin, err := lockDir(root, ".", syscall.LOCK_EX)
+	admin, err := adminLock(root)
 	if err != nil {
-		return []error{err}
+		return []error{fmt.Errorf("%w; the git quarantine %s stays registered, and a later run moves its objects in", err, q)}
 	}
 	defer admin.Close()
 	dir := quarantineDirName + "/" + id
@@ -120,8 +121,10 @@ func closeQuarantine(common, q string, held *os.File, owned bool) []error {
 		// Never created, or settled already; drop a registration left by
 		// a failed Prepare.
 		return settle(root, id, false)
-	case err != nil:
+	case errors.Is(err, syscall.EWOULDBLOCK):
 		return []error{fmt.Errorf("the git quarantine %s is still in use by processes the command left running: it stays registered as an alternate object directory, and a later wrun run in this repository moves its objects in", q)}
+	case err != nil:
+		return []error{fmt.Errorf("settling the git quarantine %s (it stays registered): %w", q, err)}
 	}
 	defer lock.Close()
 	return settle(root, id, owned)
@@ -575,6 +578,27 @@ func editAlternates(root *os.Root, fn func([]string) []string) error {
 		return err
 	}
 	return nil
+}
+
+// adminLockWait bounds the wait for the admin lock: other runs hold it for
+// milliseconds (seconds when they re-index a large pack), but a process a
+// run left behind could take it on purpose and never let go.
+const adminLockWait = 30 * time.Second
+
+// adminLock takes the common dir's lock exclusively, waiting at most
+// adminLockWait.
+func adminLock(root *os.Root) (*os.File, error) {
+	deadline := time.Now().Add(adminLockWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		f, err := lockDir(root, ".", syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return f, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s stayed locked for %v (by another wrun, or by a process one left running)", root.Name(), adminLockWait)
+		}
+		time.Sleep(pause)
+	}
 }
 
 // lockDir opens the directory name below root and takes how

@@ -21,6 +21,9 @@ const (
 	// and removes the quarantine. If processes the child left running may
 	// still write it, it stays registered for a later run to settle.
 	StepGitQuarantineClose = "git-quarantine-close"
+	// StepGitShim makes the directory Dir holding `git`, a symbolic link
+	// to Target (wrun), which the child's PATH puts first.
+	StepGitShim = "git-shim"
 	// StepRemoveIfEmpty removes Dir if it is an empty file or an empty
 	// directory: what wrun created for the run and the run did not use.
 	StepRemoveIfEmpty = "remove-if-empty"
@@ -36,7 +39,9 @@ type Step struct {
 	Repo string `json:"repo,omitempty"`
 	// Dir is the directory the step creates or settles.
 	Dir string `json:"dir,omitempty"`
-	Why string `json:"why"`
+	// Target is what a link the step makes points to.
+	Target string `json:"target,omitempty"`
+	Why    string `json:"why"`
 }
 
 // Session is what Prepare keeps open until Finish: the lock on each git
@@ -60,6 +65,12 @@ func Prepare(steps []Step) (*Session, error) {
 				continue
 			}
 			s.held[st.Dir] = f
+		case StepGitShim:
+			if err := os.MkdirAll(st.Dir, 0o755); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, "git")); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			}
 		default:
 			errs = append(errs, fmt.Errorf("unknown step kind %q", st.Kind))
 		}
