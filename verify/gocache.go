@@ -15,10 +15,11 @@ const GoCacheProgCommand = "__gocacheprog"
 // later unsandboxed builds, so a sandboxed child must never write it (a
 // poisoned entry would be linked into them); a cache kept per workspace
 // under wrun's state directory stays warm between sandboxed runs and is
-// never read by unsandboxed builds. wrun itself serves it to the go command
-// (GOCACHEPROG) so that entries already in the user's cache are read from
-// there, read-only: the first sandboxed run does not rebuild the standard
-// library.
+// never read by unsandboxed builds. Until a go command has used it once,
+// wrun itself serves it to the go command (GOCACHEPROG), copying entries
+// the user's cache already has (read-only) into it: the first sandboxed run
+// does not rebuild the standard library, and later runs use the private
+// cache directly, without a cache program's round trips.
 func goScope(in Input, s *Scope) {
 	if in.SharedCaches || !hasFileAbove(in.Workdir, "go.mod") && !hasFileAbove(in.Workdir, "go.work") {
 		return
@@ -43,6 +44,9 @@ func goScope(in Input, s *Scope) {
 	s.Writable = append(s.Writable, Path{Path: cache, Dir: true, Create: true, Tool: "go",
 		Why: "go build cache private to sandboxed runs of this workspace (the user's GOCACHE stays read-only)"})
 	s.Env = append(s.Env, EnvVar{Name: "GOCACHE", Value: cache, Why: "the sandbox's own go build cache"})
+	if fileExists(filepath.Join(cache, GoCacheSeeded)) {
+		return // warm: the go command uses it directly
+	}
 	if in.Self == "" || userCache == "" {
 		s.Notes = append(s.Notes, "go: the private build cache starts empty: the first sandboxed build of this workspace compiles the standard library (tens of seconds on two cores)")
 		return
@@ -53,7 +57,7 @@ func goScope(in Input, s *Scope) {
 		s.Notes = append(s.Notes, "go: the path of wrun or a cache cannot be quoted for GOCACHEPROG; the private build cache starts empty")
 		return
 	}
-	why := "wrun serves the build cache: hits from the user's GOCACHE (read-only), new entries into the private one"
+	why := "first sandboxed go command of this workspace: wrun serves the build cache, copying what it needs from the user's GOCACHE (read only) into the private one"
 	if in.Getenv("GOCACHEPROG") != "" {
 		why += " (replaces the inherited GOCACHEPROG, which could not write its cache here)"
 	}

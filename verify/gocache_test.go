@@ -14,7 +14,7 @@ import (
 )
 
 func TestGoScope(t *testing.T) {
-	top := tree(t, map[string]string{"mod/go.mod": "module x\n", "mod/sub/x.go": "package sub\n", "plain/README": "",
+	top := tree(t, map[string]string{"mod/go.mod": "module x\n", "mod/sub/x.go": "package sub\n", "plain/README": "", "state/gocache/" + GoCacheSeeded: "",
 		"home/.config/go/env": "GOCACHE=/from/envfile\n"})
 	tests := []struct {
 		name      string
@@ -34,6 +34,7 @@ func TestGoScope(t *testing.T) {
 		{name: "user cache off", workdir: "mod", env: map[string]string{"GOCACHE": "off"}, wantCache: true, note: "starts empty"},
 		{name: "no wrun path", workdir: "mod", in: Input{Self: "-"}, wantCache: true, note: "starts empty", wantRead: "/u/.cache/go-build"},
 		{name: "shared caches (shell=full)", workdir: "mod", in: Input{SharedCaches: true}},
+		{name: "a seeded private cache is used directly", workdir: "mod", in: Input{StateDir: "$T/state"}, wantCache: true, wantRead: "/u/.cache/go-build"},
 		{name: "paths with spaces are quoted", workdir: "mod", in: Input{Self: "/opt/my tools/wrun"}, wantCache: true, wantProg: "'/opt/my tools/wrun' __gocacheprog", wantRead: "/u/.cache/go-build"},
 	}
 	for _, tc := range tests {
@@ -51,12 +52,15 @@ func TestGoScope(t *testing.T) {
 			}
 			in.Workdir = filepath.Join(top, tc.workdir)
 			in.Getenv = envFunc(tc.env)
-			in.StateDir = "/state/ws/1"
+			if in.StateDir == "" {
+				in.StateDir = "/state/ws/1"
+			}
+			in.StateDir = strings.ReplaceAll(in.StateDir, "$T", top)
 			in.TempDir = "/tmp/wrun-1"
 			var s Scope
 			goScope(in, &s)
 			cache, hasCache := envValue(s, "GOCACHE")
-			if hasCache != tc.wantCache || hasCache && cache != "/state/ws/1/gocache" {
+			if hasCache != tc.wantCache || hasCache && cache != filepath.Join(in.StateDir, "gocache") {
 				t.Fatalf("GOCACHE=%q (set %v), want private cache %v", cache, hasCache, tc.wantCache)
 			}
 			if hasCache && (len(s.Writable) != 1 || s.Writable[0].Path != cache || !s.Writable[0].Create) {
@@ -195,8 +199,14 @@ func TestServeGoCache(t *testing.T) {
 		t.Errorf("get of an unknown action: %+v", res)
 	}
 	res := c.do(cacheRequest{Command: "get", ActionID: id32("std")}, nil)
-	if res.Miss || res.DiskPath != cacheFile(user, userOut, "d") || res.Size != int64(len(userBody)) || string(res.OutputID) != string(userOut) {
+	if res.Miss || res.DiskPath != cacheFile(private, userOut, "d") || res.Size != int64(len(userBody)) || string(res.OutputID) != string(userOut) {
 		t.Errorf("get of an entry in the user's cache: %+v", res)
+	}
+	if got, _ := os.ReadFile(res.DiskPath); string(got) != string(userBody) {
+		t.Errorf("the entry copied from the user's cache holds %q", got)
+	}
+	if _, _, _, ok := readCacheEntry(private, id32("std")); !ok {
+		t.Errorf("the entry from the user's cache was not copied into the private one")
 	}
 	body := []byte("new object file")
 	res = c.do(cacheRequest{Command: "put", ActionID: id32("mine"), OutputID: id32(string(body)), BodySize: int64(len(body))}, body)
@@ -224,9 +234,15 @@ func TestServeGoCache(t *testing.T) {
 	if res := c.do(cacheRequest{Command: "frobnicate"}, nil); res.Err == "" {
 		t.Errorf("unknown command: %+v", res)
 	}
+	if fileExists(filepath.Join(private, GoCacheSeeded)) {
+		t.Errorf("seeded before the go command closed the cache")
+	}
 	c.do(cacheRequest{Command: "close"}, nil)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if !fileExists(filepath.Join(private, GoCacheSeeded)) {
+		t.Errorf("not marked seeded after close")
 	}
 	if after := listTree(t, user); after != before {
 		t.Errorf("the read-only cache changed:\nbefore %s\nafter  %s", before, after)

@@ -51,11 +51,17 @@ const (
 	cacheTrimLimit     = 5 * 24 * time.Hour
 )
 
+// GoCacheSeeded names the file ServeGoCache leaves in the private cache
+// when a go command has closed it: from then on the private cache holds
+// what the workspace needs, and later runs give it to the go command as a
+// plain GOCACHE, without the cost of a cache program.
+const GoCacheSeeded = "wrun-seeded"
+
 // ServeGoCache serves the go command's build cache over r and w (the
 // GOCACHEPROG protocol) until the go command closes it. Entries are looked
-// up in private, then in each readOnly cache; new entries are written to
-// private only. Both use the go command's own on-disk layout, so private is
-// also usable as a plain GOCACHE (by a go command too old for GOCACHEPROG).
+// up in private, then in each readOnly cache, from which they are copied
+// into private; new entries are written to private only. Both use the go
+// command's own on-disk layout, so private is usable as a plain GOCACHE.
 func ServeGoCache(r io.Reader, w io.Writer, private string, readOnly []string) error {
 	if err := os.MkdirAll(private, 0o755); err != nil {
 		return fmt.Errorf("go cache: %w", err)
@@ -100,6 +106,7 @@ func ServeGoCache(r io.Reader, w io.Writer, private string, readOnly []string) e
 			res, err = c.put(req.ActionID, req.OutputID, body)
 		case "close":
 			c.trim()
+			_ = writeFileAtomic(filepath.Join(private, GoCacheSeeded), []byte(c.now.UTC().Format(time.RFC3339)+"\n"))
 			return reply(cacheResponse{ID: req.ID})
 		default:
 			err = fmt.Errorf("unknown command %q", req.Command)
@@ -148,6 +155,8 @@ func (c *goCache) get(action []byte) (cacheResponse, error) {
 		if i == 0 {
 			c.markUsed(cacheFile(dir, action, "a"))
 			c.markUsed(path)
+		} else if p, err := c.copyIn(action, out, size, tm, path); err == nil {
+			path = p
 		}
 		return cacheResponse{OutputID: out, Size: size, Time: &tm, DiskPath: path}, nil
 	}
@@ -199,6 +208,48 @@ func (c *goCache) put(action, output, body []byte) (cacheResponse, error) {
 		return cacheResponse{}, err
 	}
 	return cacheResponse{DiskPath: path}, nil
+}
+
+// copyIn copies an entry found in a read-only cache into the private one
+// (a copy, never a link: the private cache is the sandbox's to write) and
+// returns the copy's output file. Once the private cache holds what a
+// workspace needs, the go command can use it directly, without wrun.
+func (c *goCache) copyIn(action, out []byte, size int64, tm time.Time, from string) (string, error) {
+	path := cacheFile(c.private, out, "d")
+	if fi, err := os.Stat(path); err != nil || fi.Size() != size {
+		src, err := os.Open(from)
+		if err != nil {
+			return "", err
+		}
+		defer src.Close()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		// Written in place, not renamed: the go command takes an output
+		// file only at its full size, and one renaming per entry doubled
+		// the cost of a first run on a slow disk.
+		os.Remove(path)
+		dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return "", err
+		}
+		n, err := io.Copy(dst, io.LimitReader(src, size+1))
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && n != size {
+			err = errors.New("the entry changed size while being copied")
+		}
+		if err != nil {
+			os.Remove(path)
+			return "", err
+		}
+	}
+	entry := fmt.Sprintf("v1 %x %x %20d %20d\n", action, out, size, tm.UnixNano())
+	if err := writeFileAtomic(cacheFile(c.private, action, "a"), []byte(entry)); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 func (c *goCache) markUsed(path string) {
