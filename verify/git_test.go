@@ -529,3 +529,22 @@ func TestGitShimEnv(t *testing.T) {
 		t.Errorf("env %q", env)
 	}
 }
+
+func TestDirectGit(t *testing.T) {
+	ws := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	q := common + "/wrun-quarantine/wrun-1"
+	env := []string{EnvGitReal + "=/usr/bin/git", EnvGitCommonDir + "=" + common, EnvGitQuarantine + "=" + q}
+	argv, got := DirectGit([]string{"git", "fetch", "origin"}, ws, env)
+	if !slices.Equal(argv, []string{"/usr/bin/git", "fetch", "origin"}) || !slices.Contains(got, "GIT_OBJECT_DIRECTORY="+q) {
+		t.Errorf("git in the repository: %q %q", argv, got)
+	}
+	for _, a := range [][]string{{"cargo", "test"}, {"/usr/bin/git", "fetch"}, {}} {
+		if argv, got := DirectGit(a, ws, env); !slices.Equal(argv, a) || !slices.Equal(got, env) {
+			t.Errorf("%q changed: %q %q", a, argv, got)
+		}
+	}
+	if argv, _ := DirectGit([]string{"git", "log"}, ws, nil); argv[0] != "git" {
+		t.Errorf("without the shim's variables: %q", argv)
+	}
+}

@@ -110,3 +110,18 @@ func gitTargetsCommonDir(args []string, cwd, gitDir, common string) bool {
 	}
 	return found != "" && sameFile(found, common)
 }
+
+// DirectGit applies the shim's decision in wrun itself when the command
+// it runs is git (argv[0] named "git"), so that the common case costs no
+// extra program start: it returns the argv to run (the real git) and the
+// environment for it. Anything else is returned unchanged.
+func DirectGit(argv []string, cwd string, env []string) ([]string, []string) {
+	if len(argv) == 0 || argv[0] != "git" {
+		return argv, env
+	}
+	newEnv, realGit := GitShimEnv(argv[1:], cwd, env)
+	if realGit == "" {
+		return argv, env
+	}
+	return append([]string{realGit}, argv[1:]...), newEnv
+}

@@ -268,6 +268,9 @@ func runCommand(pf *policyFlags, keepBackground bool, argv []string, stdin, stdo
 		sess.Finish(p.Finish, true)
 		return fail(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", err))
 	}
+	// When the command is git itself, pick its object directory here
+	// rather than through the git shim: one program start less.
+	argv, p.Env = verify.DirectGit(argv, p.Cwd, p.Env)
 	res, err := pl.Run(sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs, ExtraFiles: sess.Files()})
 	if err != nil {
 		sess.Finish(p.Finish, true) // no child started
