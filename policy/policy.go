@@ -108,15 +108,10 @@ type Policy struct {
 	Rules     []Rule      `json:"rules"`
 	Hidden    []Hole      `json:"hidden"`
 	Protected []Protected `json:"protected"`
-	// ReadOnly lists paths that stay unwritable although a tool writes
-	// beside them (a git repository's config and objects, Cargo.lock,
-	// CARGO_HOME, the user's GOCACHE), with the attack that stops. Nothing
-	// grants them; they are listed so that explain can say why.
-	ReadOnly []verify.ReadOnly `json:"kept_read_only,omitempty"`
-	Network  Network           `json:"network"`
-	IPC      IPC               `json:"ipc"`
-	EnvSet   []EnvVar          `json:"env_set"`
-	EnvUnset []EnvVar          `json:"env_removed"`
+	Network   Network     `json:"network"`
+	IPC       IPC         `json:"ipc"`
+	EnvSet    []EnvVar    `json:"env_set"`
+	EnvUnset  []EnvVar    `json:"env_removed"`
 	// Env is the child's complete environment. It is not in the JSON form:
 	// it holds whatever the invoking environment held.
 	Env []string `json:"-"`
@@ -126,6 +121,12 @@ type Policy struct {
 	Prepare []verify.Step `json:"prepare,omitempty"`
 	Finish  []verify.Step `json:"finish,omitempty"`
 	Notes   []string      `json:"notes,omitempty"`
+
+	// ReadOnly lists paths that stay unwritable although a tool writes
+	// beside them (a git repository's config and objects, Cargo.lock,
+	// CARGO_HOME, the user's GOCACHE), with the attack that stops. Nothing
+	// grants them; they are listed so that explain can say why.
+	ReadOnly []verify.ReadOnly `json:"kept_read_only,omitempty"`
 }
 
 // Writable reports whether any rule lets the child write beneath path.
