@@ -755,3 +755,41 @@ git cat-file -e HEAD:a`
 	checkSettled(t, filepath.Join(ws, ".git"))
 	gitCmd(t, ws, "fsck", "--no-dangling")
 }
+
+// TestVerifyKeepBackgroundLeavesTheQuarantineRegistered: with
+// --keep-background, processes of the run may still write the quarantine
+// after wrun exits, so it stays registered (refs to its objects stay
+// valid) and the next run after they are gone settles it.
+func TestVerifyKeepBackgroundLeavesTheQuarantineRegistered(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "git")
+	ws := workspace(t)
+	newRepo(t, ws)
+	common := filepath.Join(ws, ".git")
+	r := wrun(t, runOpts{dir: ws}, "--keep-background", "--grant", "verify", "--", "sh", "-c",
+		"echo later | git hash-object -w --stdin; sleep 120 >/dev/null 2>&1 & echo $!")
+	fields := strings.Fields(r.stdout)
+	if r.code != 0 || len(fields) != 2 || !strings.Contains(r.stderr, "still in use") {
+		t.Fatalf("%s", r)
+	}
+	obj := fields[0]
+	survivor, _ := strconv.Atoi(fields[1])
+	t.Cleanup(func() { syscall.Kill(survivor, syscall.SIGKILL) })
+	if got := gitCmd(t, ws, "cat-file", "-t", obj); got != "blob" {
+		t.Fatalf("the object written before wrun exited: %s", got)
+	}
+	if !strings.Contains(mustRead(t, filepath.Join(common, "objects", "info", "alternates")), "wrun-quarantine") {
+		t.Fatal("the quarantine was unregistered while a process of its run lives")
+	}
+	syscall.Kill(survivor, syscall.SIGKILL)
+	for i := 0; i < 100 && alive(survivor); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "true"); r.code != 0 {
+		t.Fatal(r)
+	}
+	checkSettled(t, common)
+	if got := gitCmd(t, ws, "cat-file", "-t", obj); got != "blob" {
+		t.Fatalf("after settling: %s", got)
+	}
+}

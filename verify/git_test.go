@@ -140,6 +140,11 @@ func TestGitScope(t *testing.T) {
 			os.Symlink(t.TempDir(), filepath.Join(ws, ".git", "refs"))
 			return Input{Workdir: ws}
 		}, "does not look like a git directory"},
+		{"FETCH_HEAD is a symbolic link", func(t *testing.T) Input {
+			ws := fakeRepo(t, nil)
+			os.Symlink("config", filepath.Join(ws, ".git", "FETCH_HEAD"))
+			return Input{Workdir: ws}
+		}, "is a symbolic link"},
 		{"GIT_DIR set", func(t *testing.T) Input {
 			return Input{Workdir: fakeRepo(t, nil), Getenv: envFunc(map[string]string{"GIT_DIR": "/x"})}
 		}, "GIT_DIR is set"},

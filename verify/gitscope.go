@@ -205,6 +205,13 @@ func (r *Repo) check() error {
 			}
 		}
 	}
+	// What verify makes writable must not be a link (the kernel refuses
+	// to follow one anyway; this says why instead of refusing the run).
+	for _, p := range []string{filepath.Join(r.GitDir, "FETCH_HEAD"), filepath.Join(r.CommonDir, "logs"), filepath.Join(r.CommonDir, "logs", "refs")} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link", p)
+		}
+	}
 	if !r.DotGitIsFile {
 		return nil
 	}
