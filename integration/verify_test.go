@@ -554,6 +554,9 @@ func TestVerifyForbiddenActs(t *testing.T) {
 		{"register an alternate", "echo /tmp > $F/ws/.git/objects/info/alternates"},
 		{"move HEAD", "echo 'ref: refs/heads/other' > $F/ws/.git/HEAD"},
 		{"write the index", "echo x >> $F/ws/.git/index"},
+		{"plant a link in the reflogs", "mkdir -p $F/ws/.git/logs/refs/heads && ln -s $F/cargohome/victim $F/ws/.git/logs/refs/heads/topic"},
+		{"plant a FIFO among the refs", "mkfifo $F/ws/.git/refs/heads/hang"},
+		{"plant a link in cargo's target dir", "mkdir -p $F/ws/target && ln -s $F/cargohome/victim $F/ws/target/.rustc_info.json"},
 		{"write under CARGO_HOME", "echo 'pub fn planted() {}' > $F/cargohome/registry/planted.rs"},
 		{"write under the user's GOCACHE", "echo poison > $F/gocache/00/planted-a"},
 	}
@@ -577,6 +580,13 @@ func TestVerifyForbiddenActs(t *testing.T) {
 			t.Fatalf("%s left a trace: %v", a.name, d)
 		}
 	}
+	// target/ is left out of the comparison (wrun makes it): no link in it.
+	filepath.WalkDir(filepath.Join(ws, "target"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type()&fs.ModeSymlink != 0 {
+			t.Errorf("a link was planted in target/: %s", p)
+		}
+		return nil
+	})
 	// And git itself still works on the repository.
 	gitCmd(t, ws, "fsck", "--no-dangling")
 }

@@ -162,7 +162,9 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			StateDir: stateDir, TempDir: h.TempDir, Self: h.Self,
 			SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite})
 		for _, w := range vscope.Writable {
-			acc := ReadWrite
+			// Build outputs and git plumbing: later unsandboxed runs write
+			// there, so no links, FIFOs or sockets may be planted.
+			acc := ReadWritePlain
 			create := CreateNone
 			if !w.Dir {
 				acc = ReadFile | WriteExisting
