@@ -44,6 +44,11 @@ const (
 		MakeSock | MakeFifo | MakeSym | Refer
 	// ReadWrite is ReadExec plus Write.
 	ReadWrite = ReadExec | Write
+	// ReadWritePlain is ReadWrite without making symbolic links, FIFOs or
+	// sockets: for directories that later unsandboxed runs write into
+	// (build outputs, git refs and reflogs), where a planted link would
+	// redirect their writes and a FIFO would hang them.
+	ReadWritePlain = ReadWrite &^ (MakeSym | MakeFifo | MakeSock)
 	// Device is what an interactive device such as a terminal needs.
 	Device = ReadFile | WriteFile | Truncate | IoctlDev
 	// FileRights are the rights that mean something on a non-directory.
@@ -85,6 +90,11 @@ func (a Access) Words() string {
 			return "read, write, execute"
 		}
 		return "read, write"
+	case a&(ReadWritePlain&^Execute) == ReadWritePlain&^Execute && a&(MakeSym|MakeFifo|MakeSock) == 0:
+		if a&Execute != 0 {
+			return "read, write (no links), execute"
+		}
+		return "read, write (no links)"
 	case a&Write == 0 && a&Read == Read:
 		if a&Execute != 0 {
 			return "read, execute"

@@ -32,6 +32,9 @@ type Host struct {
 	// StateDir is wrun's per-user state directory (private caches kept
 	// between sandboxed runs); "" disables such caches.
 	StateDir string
+	// Self is the path of the wrun executable ("" if unknown); verify mode
+	// has it serve the go build cache.
+	Self string
 	// Stdio holds the paths behind file descriptors 0, 1 and 2 when they
 	// are files or terminals, "" otherwise.
 	Stdio [3]string
@@ -153,15 +156,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	var vscope verify.Scope
 	if g.Shell >= grant.ShellVerify {
-		stateDir := ""
-		if h.StateDir != "" {
-			sum := sha256.Sum256([]byte(h.Workdir))
-			stateDir = filepath.Join(h.StateDir, "ws", hex.EncodeToString(sum[:8]))
-		}
-		vscope = verify.Compute(verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
-			StateDir: stateDir, SharedCaches: g.Shell == grant.ShellFull})
+		vscope = verify.Compute(VerifyInput(g, h))
 		for _, w := range vscope.Writable {
-			acc := ReadWrite
+			// Build outputs and git plumbing: later unsandboxed runs write
+			// there, so no links, FIFOs or sockets may be planted.
+			acc := ReadWritePlain
 			create := CreateNone
 			if !w.Dir {
 				acc = ReadFile | WriteExisting
@@ -173,11 +172,15 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 				}
 			}
 			r := Rule{Path: w.Path, Access: acc, Source: "verify:" + w.Tool, Why: w.Why, Create: create, Optional: !w.Create}
-			if Within(r.Path, h.Workdir) && r.Path != h.Workdir {
+			switch {
+			case w.Beneath != "":
+				r.Beneath = w.Beneath
+			case Within(r.Path, h.Workdir) && r.Path != h.Workdir:
 				r.Beneath = h.Workdir
 			}
 			p.add(r)
 		}
+		p.ReadOnly = append(p.ReadOnly, vscope.ReadOnly...)
 		p.Notes = append(p.Notes, vscope.Notes...)
 		p.Prepare = append(p.Prepare, vscope.Prepare...)
 		p.Finish = append(p.Finish, vscope.Finish...)
@@ -210,6 +213,20 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.Notes = append(p.Notes, "names inside hidden directories can be listed; their contents cannot be read")
 	}
 	return p, nil
+}
+
+// VerifyInput is what verify mode's scope depends on, for grant g on host
+// h: the workspace, the environment, a state directory private to
+// sandboxed runs of this workspace.
+func VerifyInput(g grant.Grant, h Host) verify.Input {
+	stateDir := ""
+	if h.StateDir != "" {
+		sum := sha256.Sum256([]byte(h.Workdir))
+		stateDir = filepath.Join(h.StateDir, "ws", hex.EncodeToString(sum[:8]))
+	}
+	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: envLookup(h.Env),
+		StateDir: stateDir, TempDir: h.TempDir, Self: h.Self,
+		SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite}
 }
 
 // add appends r, merging it with an existing rule on the same path.

@@ -121,6 +121,12 @@ type Policy struct {
 	Prepare []verify.Step `json:"prepare,omitempty"`
 	Finish  []verify.Step `json:"finish,omitempty"`
 	Notes   []string      `json:"notes,omitempty"`
+
+	// ReadOnly lists paths that stay unwritable although a tool writes
+	// beside them (a git repository's config and objects, Cargo.lock,
+	// CARGO_HOME, the user's GOCACHE), with the attack that stops. Nothing
+	// grants them; they are listed so that explain can say why.
+	ReadOnly []verify.ReadOnly `json:"kept_read_only,omitempty"`
 }
 
 // Writable reports whether any rule lets the child write beneath path.

@@ -68,6 +68,9 @@ type Report struct {
 type Command struct {
 	Argv                  []string
 	Stdin, Stdout, Stderr *os.File
+	// ExtraFiles are the only descriptors the child inherits besides 0-2,
+	// as 3, 4, ... (os/exec's ExtraFiles).
+	ExtraFiles []*os.File
 	// Signals, if set, delivers signals to forward to the child's process
 	// group while it runs. The caller owns the signal disposition (it calls
 	// signal.Notify), so it can do so early, off the launch path.

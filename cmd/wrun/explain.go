@@ -114,7 +114,7 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	}
 	for _, r := range writable {
 		extra := ""
-		if r.Create == policy.CreateDir {
+		if r.Create != policy.CreateNone {
 			extra = " [created if missing]"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", r.Path, r.Access.Words(), r.Why, extra)
@@ -156,6 +156,23 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	tw.Flush()
 	if rep.Protection != "" {
 		fmt.Fprintf(w, "  enforced by: %s\n", rep.Protection)
+	}
+	if len(p.ReadOnly) > 0 {
+		section(w, "Kept read-only (tools write beside them; nothing grants them):")
+		tw = table(w)
+		for _, ro := range p.ReadOnly {
+			fmt.Fprintf(tw, "  %s\t%s\n", ro.Path, ro.Why)
+		}
+		tw.Flush()
+	}
+	if len(p.Prepare)+len(p.Finish) > 0 {
+		section(w, "Done by wrun itself, outside the sandbox:")
+		for _, st := range p.Prepare {
+			fmt.Fprintf(w, "  before the run: %s %s: %s\n", st.Kind, st.Dir, st.Why)
+		}
+		for _, st := range p.Finish {
+			fmt.Fprintf(w, "  after the run:  %s %s: %s\n", st.Kind, st.Dir, st.Why)
+		}
 	}
 
 	section(w, "Network and IPC:")

@@ -80,6 +80,11 @@ func hostFromFlags(pf *policyFlags, env []string) (policy.Host, policy.Options, 
 			h.Home = h.AccountHome
 		}
 	}
+	if self, err := os.Executable(); err == nil {
+		if self, err = filepath.EvalSymlinks(self); err == nil {
+			h.Self = self
+		}
+	}
 	if cache, err := os.UserCacheDir(); err == nil {
 		h.StateDir = filepath.Join(cache, "wrun")
 	}

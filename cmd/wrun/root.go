@@ -12,6 +12,7 @@ import (
 
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // prepared is a policy planned for this platform, ready to run.
@@ -166,7 +167,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout))
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newGoCacheProgCmd(stdin, stdout))
 	return root
 }
 
@@ -202,4 +203,23 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// newGoCacheProgCmd is the hidden command the go command starts as its
+// GOCACHEPROG inside a verify sandbox (see verify.ServeGoCache).
+func newGoCacheProgCmd(stdin, stdout *os.File) *cobra.Command {
+	var private string
+	var readOnly []string
+	cmd := &cobra.Command{
+		Use:    verify.GoCacheProgCommand,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return verify.ServeGoCache(stdin, stdout, private, readOnly)
+		},
+	}
+	cmd.Flags().StringVar(&private, "private", "", "the cache to write")
+	cmd.Flags().StringArrayVar(&readOnly, "read", nil, "a cache to read only (repeatable)")
+	_ = cmd.MarkFlagRequired("private")
+	return cmd
 }

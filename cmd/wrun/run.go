@@ -254,10 +254,15 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 		}
 		fmt.Fprintf(c.Stderr, "wrun: DEGRADED (--best-effort): not enforced: %s\n", strings.Join(gaps, "; "))
 	}
-	if errs := verify.RunSteps(p.Prepare); len(errs) > 0 {
-		verify.RunSteps(p.Finish)
-		return failed(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", errors.Join(errs...)))
+	sess, err := verify.Prepare(p.Prepare)
+	if err != nil {
+		sess.Finish(p.Finish, true)
+		return failed(exitWrunFailed, fmt.Errorf("preparing the sandbox: %w", err))
 	}
+	// When the command is git itself, pick its object directory here
+	// rather than through the git shim: one program start less.
+	c.Argv, p.Env = verify.DirectGit(c.Argv, p.Cwd, p.Env)
+	c.ExtraFiles = sess.Files()
 	// Without the observer, what was denied can only be inferred from the
 	// command's stderr: pass it through a pipe and keep its tail.
 	var tail *tailWriter
@@ -287,7 +292,7 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 		if errors.As(err, &se) {
 			code = se.Code
 		}
-		verify.RunSteps(p.Finish)
+		sess.Finish(p.Finish, true) // no child started
 		return failed(code, err)
 	}
 	out.started = true
@@ -295,7 +300,9 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 	if rf.keepBackground {
 		removeTmp = false // background processes may still use it
 	}
-	for _, err := range verify.RunSteps(p.Finish) {
+	// Unless asked to keep them, wrun has ended every process the command
+	// started: nothing can change what the run wrote any more.
+	for _, err := range sess.Finish(p.Finish, !rf.keepBackground) {
 		out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
 	}
 	prot := escalate.ProtectCarved
@@ -305,7 +312,7 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.ABI >= 9,
 		Ceiling: &ceiling, Argv: c.Argv, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
-		VerifyScope: verify.Compute(verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: func(k string) string { v, _ := lookupEnv(h.Env, k); return v }}).Writable,
+		VerifyScope: verify.Compute(policy.VerifyInput(g, h)).Writable,
 	})
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())

@@ -195,6 +195,8 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 		Stdin:  c.Stdin,
 		Stdout: c.Stdout,
 		Stderr: c.Stderr,
+		// The only descriptors but 0-2 the child gets: named by the caller.
+		ExtraFiles: c.ExtraFiles,
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:   !interactive,
 			Pdeathsig: syscall.SIGKILL,

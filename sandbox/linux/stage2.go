@@ -46,6 +46,9 @@ type stage2Spec struct {
 	Argv     []string           `json:"argv"`
 	Env      []string           `json:"env"`
 	Cwd      string             `json:"cwd"`
+	// ExtraFDs counts the descriptors the caller named for the command
+	// (sandbox.Command.ExtraFiles): they arrive as 5, 6, ...
+	ExtraFDs int `json:"extra_fds,omitempty"`
 }
 
 // The second stage talks back over a SOCK_SEQPACKET socket: an optional
@@ -66,6 +69,7 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- 
 		DenyInet: pl.seccomp.DenyInet, DenyUnix: pl.seccomp.DenyUnix, Observe: pl.seccomp.Observe,
 		Seccomp: pl.Features.Seccomp, Landlock: pl.ABI > 0,
 		Argv: c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
+		ExtraFDs: len(c.ExtraFiles),
 	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
@@ -91,7 +95,7 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- 
 		Stdin:      c.Stdin,
 		Stdout:     c.Stdout,
 		Stderr:     c.Stderr,
-		ExtraFiles: []*os.File{specR, childEnd},
+		ExtraFiles: append([]*os.File{specR, childEnd}, c.ExtraFiles...),
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
@@ -262,6 +266,22 @@ func Stage2() {
 			fail(se.Code, se.Err)
 		}
 		fail(127, err)
+	}
+	// The descriptors the caller named arrive as 5, 6, ...; the command
+	// gets them as 3, 4, ..., as a child of the launch thread does. The
+	// back channel moves out of their way first.
+	if spec.ExtraFDs > 0 {
+		nb, err := unix.FcntlInt(uintptr(back), unix.F_DUPFD_CLOEXEC, 5+spec.ExtraFDs)
+		if err != nil {
+			fail(125, fmt.Errorf("second stage: moving its channel: %w", err))
+		}
+		unix.Close(back)
+		back = nb
+		for i := 0; i < spec.ExtraFDs; i++ {
+			if err := unix.Dup2(5+i, 3+i); err != nil { // the copy is not close-on-exec
+				fail(125, fmt.Errorf("second stage: passing descriptor %d: %w", 3+i, err))
+			}
+		}
 	}
 	err = syscall.Exec(path, spec.Argv, spec.Env)
 	code := 126

@@ -1,0 +1,244 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// gitChildConfig is the configuration every git command of the child gets
+// (GIT_CONFIG_COUNT/KEY/VALUE): no automatic maintenance, which would
+// repack (the objects are read-only), expire reflogs, or detach a
+// background process that outlives the run.
+func gitChildConfig() [][2]string {
+	return [][2]string{
+		{"gc.auto", "0"},
+		{"maintenance.auto", "false"},
+		{"fetch.writeCommitGraph", "false"},
+		// The alternate is the repository itself, whose refs git knows:
+		// asking for them again costs a git process per fetch.
+		{"core.alternateRefsCommand", "true"},
+	}
+}
+
+// gitScope: what `git fetch` and `git merge-tree --write-tree` write, and
+// nothing else. New objects go to a quarantine of this run (the existing
+// ones are never writable: Landlock's rights are inherited by everything
+// below a rule, and write plus remove on objects/ would let the child
+// rewrite or replace any object); refs, their reflogs and FETCH_HEAD are
+// written in place. Config, hooks, HEAD, the index and packed-refs stay
+// read-only.
+func gitScope(in Input, repo *Repo, s *Scope) {
+	if repo == nil {
+		return
+	}
+	if in.WorkspaceWritable && within(repo.GitDir, in.Workdir) && within(repo.CommonDir, in.Workdir) {
+		return // the repository is writable with the workspace (config and hooks protected)
+	}
+	common, gitDir := repo.CommonDir, repo.GitDir
+	s.ReadOnly = append(s.ReadOnly,
+		ReadOnly{Path: filepath.Join(common, "config"), Tool: "git", Why: whyGitConfig},
+		ReadOnly{Path: filepath.Join(common, "hooks"), Tool: "git", Why: "git hooks: a planted hook runs at the next unsandboxed commit, merge or checkout"},
+		ReadOnly{Path: filepath.Join(common, "objects"), Tool: "git", Why: "git objects: a rewritten existing object changes history under every ref that reaches it; new objects go to a quarantine and are checked against their names before wrun moves them in"},
+		ReadOnly{Path: filepath.Join(gitDir, "HEAD"), Tool: "git", Why: "HEAD, the checked-out branch: a fetch or merge-tree never moves it"},
+		ReadOnly{Path: filepath.Join(gitDir, "index"), Tool: "git", Why: "the index (staging area): what the next unsandboxed commit records"},
+		ReadOnly{Path: filepath.Join(common, "packed-refs"), Tool: "git", Why: "packed refs: rewriting them takes a new packed-refs.lock beside config and hooks, a right Landlock can only give for the whole repository; so `git fetch --prune` of a packed ref and `git pack-refs` are denied (use `git fetch --no-prune`)"},
+	)
+	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_INDEX_FILE"} {
+		if in.Getenv(v) != "" {
+			s.Notes = append(s.Notes, "git: "+v+" is set, so git may work on another repository than "+repo.WorkTree+"; nothing of a repository is writable")
+			return
+		}
+	}
+	if err := repo.check(); err != nil {
+		s.Notes = append(s.Notes, "git: nothing of the repository is writable: "+err.Error())
+		return
+	}
+	quarantines := filepath.Join(common, quarantineDirName)
+	q := ""
+	inheritedQ := in.Getenv(EnvGitQuarantine)
+	if in.Getenv(EnvGitCommonDir) != common || filepath.Dir(inheritedQ) != quarantines {
+		inheritedQ = ""
+	}
+	switch obj := in.Getenv("GIT_OBJECT_DIRECTORY"); {
+	case inheritedQ != "" && (obj == "" || obj == inheritedQ):
+		// An enclosing wrun's quarantine of this repository: write into it
+		// too; the enclosing wrun settles it.
+		q = inheritedQ
+	case obj != "" || in.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES") != "":
+		s.Notes = append(s.Notes, "git: GIT_OBJECT_DIRECTORY or GIT_ALTERNATE_OBJECT_DIRECTORIES is set (not to a wrun quarantine of "+common+"); nothing of the repository is writable")
+		return
+	case in.Getenv("WRUN_GRANT") != "":
+		// Inside another wrun that made no quarantine here: its grant
+		// decides, and it may not let this one create one.
+		s.Notes = append(s.Notes, "git: inside another wrun that gave git no quarantine in "+common+"; nothing of the repository is writable")
+		return
+	case !dirWritable(common):
+		s.Notes = append(s.Notes, "git: "+common+" is not writable by wrun, so it cannot hold a quarantine; nothing of the repository is writable")
+		return
+	default:
+		q = filepath.Join(quarantines, runID(in.TempDir))
+		s.Prepare = append(s.Prepare, Step{Kind: StepGitQuarantineOpen, Repo: common, Dir: q,
+			Why: "receives the objects git writes during the run; listed in objects/info/alternates first, so refs to them are valid at every moment"})
+		s.Finish = append(s.Finish, Step{Kind: StepGitQuarantineClose, Repo: common, Dir: q,
+			Why: "checks each new object against its name, moves the good ones into objects/, then unregisters and removes the quarantine"})
+	}
+	s.Writable = append(s.Writable, Path{Path: q, Dir: true, Tool: "git", Beneath: common,
+		Why: "quarantine for new git objects (GIT_OBJECT_DIRECTORY), moved into the repository after the run"})
+	if v, _ := gitConfigValue(filepath.Join(common, "config"), "extensions", "refstorage"); strings.EqualFold(v, "reftable") {
+		s.Writable = append(s.Writable, Path{Path: filepath.Join(common, "reftable"), Dir: true, Tool: "git", Beneath: common,
+			Why: "ref updates of git fetch (reftable)"})
+	} else {
+		s.Writable = append(s.Writable,
+			Path{Path: filepath.Join(common, "refs"), Dir: true, Tool: "git", Beneath: common,
+				Why: "ref updates of git fetch, with their *.lock files"},
+			Path{Path: filepath.Join(common, "logs", "refs"), Dir: true, Create: true, Tool: "git", Beneath: common,
+				Why: "reflogs of the refs git fetch updates"})
+	}
+	s.Writable = append(s.Writable, Path{Path: filepath.Join(gitDir, "FETCH_HEAD"), Create: true, Tool: "git", Beneath: gitDir,
+		Why: "what git fetch fetched (FETCH_HEAD)"})
+	if q == filepath.Join(quarantines, runID(in.TempDir)) {
+		// What wrun creates for the run (above, and in sandbox/linux) goes
+		// again when the run left it empty.
+		for _, p := range []string{filepath.Join(gitDir, "FETCH_HEAD"), filepath.Join(common, "logs", "refs"), filepath.Join(common, "logs")} {
+			s.Finish = append(s.Finish, Step{Kind: StepRemoveIfEmpty, Dir: p, Why: "created empty for the run; removed if the run left it so"})
+		}
+	}
+
+	gitShim(in, common, q, s)
+	s.Env = append(s.Env, gitConfigEnv(in.Getenv)...)
+}
+
+// gitShim points git at the quarantine q, through the shim (see
+// gitshim.go) when wrun can serve as one, else for every git command.
+func gitShim(in Input, common, q string, s *Scope) {
+	realGit := lookPathIn("git", in.Getenv("PATH"))
+	if in.Self == "" || realGit == "" {
+		s.Env = append(s.Env,
+			EnvVar{Name: "GIT_OBJECT_DIRECTORY", Value: q, Why: "new git objects go to the quarantine"},
+			EnvVar{Name: "GIT_ALTERNATE_OBJECT_DIRECTORIES", Value: filepath.Join(common, "objects"), Why: "the repository's own objects, read-only"})
+		s.Notes = append(s.Notes, "git: every git command of the child uses the quarantine of "+common+", also in other repositories (wrun cannot serve as a git shim here)")
+		return
+	}
+	tmp := in.TempDir
+	if tmp == "" {
+		tmp = "$TMPDIR"
+	}
+	dir := filepath.Join(tmp, "wrun-git")
+	s.Prepare = append(s.Prepare, Step{Kind: StepGitShim, Dir: dir, Target: in.Self,
+		Why: "git, as a link to wrun: it sends the objects of git commands on this repository (and only those) to the quarantine"})
+	path := dir
+	if p := in.Getenv("PATH"); p != "" {
+		path += string(filepath.ListSeparator) + p
+	}
+	s.Env = append(s.Env,
+		EnvVar{Name: "PATH", Value: path, Why: "git runs through wrun's shim, which picks the object directory per repository"},
+		EnvVar{Name: EnvGitReal, Value: realGit, Why: "the git the shim runs"},
+		EnvVar{Name: EnvGitCommonDir, Value: common, Why: "the repository whose git commands use the quarantine"},
+		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"})
+}
+
+// lookPathIn finds an executable named name in the directories of path.
+func lookPathIn(name, path string) string {
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+const whyGitConfig = "git config: a child that writes it (core.fsmonitor, core.hooksPath, aliases, filters) runs code at the next unsandboxed git command"
+
+// gitConfigEnv appends gitChildConfig to any GIT_CONFIG_COUNT entries the
+// environment has.
+func gitConfigEnv(getenv func(string) string) []EnvVar {
+	n, err := strconv.Atoi(getenv("GIT_CONFIG_COUNT"))
+	if err != nil || n < 0 {
+		n = 0
+	}
+	var out []EnvVar
+	var set []string
+	cfg := gitChildConfig()
+	for i, kv := range cfg {
+		why := "git: " + kv[0] + "=" + kv[1] + " (no automatic maintenance in the sandbox)"
+		out = append(out,
+			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_KEY_%d", n+i), Value: kv[0], Why: why},
+			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_VALUE_%d", n+i), Value: kv[1], Why: why})
+		set = append(set, kv[0]+"="+kv[1])
+	}
+	return append(out, EnvVar{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(n + len(cfg)),
+		Why: "git: " + strings.Join(set, ", ") + " for every git command of the child"})
+}
+
+// runID names this run's quarantine after its private temp dir, which is
+// unique; "RUN" stands for it when only explaining.
+func runID(tempDir string) string {
+	if id := filepath.Base(tempDir); tempDir != "" && validID(id) {
+		return id
+	}
+	return "RUN"
+}
+
+// check verifies that the repository really is one before anything in it
+// is made writable: the git dir and common dir look like git's (HEAD, refs/
+// and objects/, none a symbolic link), and a .git file — which the
+// repository's content controls — is answered by the git dir it names: a
+// linked worktree's gitdir file points back at it, or a submodule's
+// core.worktree names this working tree. A .git file saying
+// "gitdir: /home/user" grants nothing.
+func (r *Repo) check() error {
+	for _, d := range []string{r.CommonDir, r.GitDir} {
+		for _, name := range []string{"HEAD", "refs", "objects"} {
+			if d == r.GitDir && d != r.CommonDir && name != "HEAD" {
+				continue // a linked worktree's git dir has HEAD only
+			}
+			fi, err := os.Lstat(filepath.Join(d, name))
+			if err != nil || fi.Mode()&os.ModeSymlink != 0 || (name == "HEAD") == fi.IsDir() {
+				return fmt.Errorf("%s does not look like a git directory (%s)", d, name)
+			}
+		}
+	}
+	// What verify makes writable must not be a link (the kernel refuses
+	// to follow one anyway; this says why instead of refusing the run).
+	for _, p := range []string{filepath.Join(r.GitDir, "FETCH_HEAD"), filepath.Join(r.CommonDir, "logs"), filepath.Join(r.CommonDir, "logs", "refs")} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link", p)
+		}
+	}
+	if !r.DotGitIsFile {
+		return nil
+	}
+	if b, err := os.ReadFile(filepath.Join(r.GitDir, "gitdir")); err == nil {
+		back := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(back) {
+			back = filepath.Join(r.GitDir, back)
+		}
+		if sameFile(back, r.DotGit) && within(r.GitDir, filepath.Join(r.CommonDir, "worktrees")) {
+			return nil
+		}
+		return fmt.Errorf("%s names %s, whose gitdir file does not point back at it (git worktree repair mends that)", r.DotGit, r.GitDir)
+	}
+	if wt, ok := gitConfigValue(filepath.Join(r.GitDir, "config"), "core", "worktree"); ok {
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(r.GitDir, wt)
+		}
+		if sameFile(wt, r.WorkTree) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s names %s, which is neither a linked worktree nor a submodule of this working tree", r.DotGit, r.GitDir)
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
