@@ -102,7 +102,9 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 
 	// seccomp.
 	pl.seccomp.DenyInet = !p.Network.Allow
-	pl.seccomp.Observe = f.UserNotif && !o.NoObserve
+	// Processes kept in the background outlive wrun, and with it the
+	// observer: every call the filter sends it would then fail with ENOSYS.
+	pl.seccomp.Observe = f.UserNotif && !o.NoObserve && !o.KeepBackground
 	if !p.IPC.PathUnixOutside && abi < 9 {
 		pl.seccomp.DenyUnix = true
 		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; ABI 9 can", abi))
