@@ -305,6 +305,9 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 	for _, err := range sess.Finish(p.Finish, !rf.keepBackground) {
 		out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
 	}
+	if len(out.res.Denials) == 0 && tail == nil {
+		return out // nothing was denied: no request to build
+	}
 	prot := escalate.ProtectCarved
 	if strings.Contains(out.rep.Protection, "bind mounts") {
 		prot = escalate.ProtectMounted

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -60,7 +59,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	// leads a process group of its own, and wrun forwards to all of it.
 	interactive := isForeground(c.Stdin)
 	started := make(chan startResult, 1)
-	done := make(chan *os.ProcessState, 1)
+	done := make(chan syscall.WaitStatus, 1)
 	if pl.viaUserNS {
 		go launchUserNS(pl, c, interactive, started, done)
 	} else {
@@ -101,7 +100,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	pid := sr.pid
 	obs := sr.obs
 
-	var state *os.ProcessState
+	var state syscall.WaitStatus
 wait:
 	for {
 		select {
@@ -119,11 +118,11 @@ wait:
 		}
 	}
 	res := sandbox.Result{}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = ws.Signal()
-		res.ExitCode = 128 + int(ws.Signal())
+	if state.Signaled() {
+		res.Signal = state.Signal()
+		res.ExitCode = 128 + int(state.Signal())
 	} else {
-		res.ExitCode = state.ExitCode()
+		res.ExitCode = state.ExitStatus()
 	}
 	if !pl.Options.KeepBackground {
 		pgid := pid
@@ -158,7 +157,7 @@ type startResult struct {
 // inherits it), and the Go runtime discards the thread when launch returns.
 // The thread lives until the child exits, which PR_SET_PDEATHSIG needs: the
 // child's death signal fires when the thread that forked it ends.
-func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- *os.ProcessState) {
+func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
 	prog := buildFilter(pl.seccomp)
 	rs, ok := <-ready
@@ -187,22 +186,20 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 	}
 	// From here on, returning ends this thread, the last user of the
 	// filter before the child exists, which stops the observer.
-	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   c.Argv,
-		Env:    p.Env,
-		Dir:    p.Cwd,
-		Stdin:  c.Stdin,
-		Stdout: c.Stdout,
-		Stderr: c.Stderr,
-		// The only descriptors but 0-2 the child gets: named by the caller.
-		ExtraFiles: c.ExtraFiles,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:   !interactive,
-			Pdeathsig: syscall.SIGKILL,
-		},
+	// syscall.ForkExec rather than os/exec: os/exec forks a throwaway child
+	// the first time it runs, to learn whether pidfds work, and wrun waits
+	// for its child with wait4 on this thread anyway.
+	files := []uintptr{c.Stdin.Fd(), c.Stdout.Fd(), c.Stderr.Fd()}
+	for _, f := range c.ExtraFiles { // the only other descriptors the child gets
+		files = append(files, f.Fd())
 	}
-	if err := cmd.Start(); err != nil {
+	pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{
+		Dir:   p.Cwd,
+		Env:   p.Env,
+		Files: files,
+		Sys:   &syscall.SysProcAttr{Setpgid: !interactive, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
 		code := 126
 		if errors.Is(err, os.ErrNotExist) {
 			code = 127
@@ -210,9 +207,14 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 		started <- startResult{err: &sandbox.StartError{Code: code, Err: explainStart(c.Argv[0], err)}}
 		return
 	}
-	started <- startResult{pid: cmd.Process.Pid, obs: obs}
-	_ = cmd.Wait() // the exit status is in ProcessState
-	done <- cmd.ProcessState
+	started <- startResult{pid: pid, obs: obs}
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	done <- ws
 }
 
 // restrictThread applies the plan to the calling (locked) thread, in the

@@ -60,7 +60,7 @@ type stage2Err struct {
 }
 
 // launchUserNS is launch for plans that run through the second stage.
-func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- *os.ProcessState) {
+func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread() // the child's PDEATHSIG is tied to this thread
 	fail := func(code int, err error) { started <- startResult{err: &sandbox.StartError{Code: code, Err: err}} }
 	spec := stage2Spec{
@@ -173,7 +173,8 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- 
 	}
 	started <- startResult{pid: cmd.Process.Pid, obs: obs}
 	_ = cmd.Wait()
-	done <- cmd.ProcessState
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	done <- ws
 }
 
 // userNSError is a failure to create the user namespace; Run falls back to
