@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // toolCache is a directory of the user's that tools share between runs.
@@ -22,10 +23,10 @@ type toolCache struct {
 	Full []string
 }
 
-// toolCaches locates the user's tool caches, most specific first. It
-// follows the same lookups as policy's shell=full caches (a test keeps the
-// two in step).
-func toolCaches(home string, getenv func(string) string) []toolCache {
+// toolCaches locates the user's tool caches, most specific first, as
+// verify.UserToolDirs does for policy's shell=full caches.
+func toolCaches(workdir, home string, getenv func(string) string) []toolCache {
+	d := verify.UserToolDirs(verify.Input{Workdir: workdir, Home: home, Getenv: getenv})
 	var out []toolCache
 	add := func(c toolCache) {
 		if c.Path != "" && filepath.IsAbs(c.Path) {
@@ -33,40 +34,14 @@ func toolCaches(home string, getenv func(string) string) []toolCache {
 			out = append(out, c)
 		}
 	}
-	cargoHome := getenv("CARGO_HOME")
-	if cargoHome == "" && home != "" {
-		cargoHome = filepath.Join(home, ".cargo")
+	if d.CargoHome != "" {
+		add(toolCache{Name: "CARGO_HOME", Tool: "cargo", Path: d.CargoHome,
+			Full: []string{filepath.Join(d.CargoHome, "registry"), filepath.Join(d.CargoHome, "git")}})
 	}
-	if cargoHome != "" {
-		add(toolCache{Name: "CARGO_HOME", Tool: "cargo", Path: cargoHome,
-			Full: []string{filepath.Join(cargoHome, "registry"), filepath.Join(cargoHome, "git")}})
-	}
-	gomod := getenv("GOMODCACHE")
-	if gomod == "" {
-		gopath := getenv("GOPATH")
-		if gopath == "" && home != "" {
-			gopath = filepath.Join(home, "go")
-		}
-		if gopath != "" {
-			gomod = filepath.Join(strings.Split(gopath, ":")[0], "pkg", "mod")
-		}
-	}
-	add(toolCache{Name: "GOMODCACHE", Tool: "go-mod", Path: gomod, Full: []string{gomod}})
-	cacheHome := getenv("XDG_CACHE_HOME")
-	if cacheHome == "" && home != "" {
-		cacheHome = filepath.Join(home, ".cache")
-	}
-	if gc := getenv("GOCACHE"); gc != "" {
-		add(toolCache{Name: "GOCACHE", Tool: "go-build", Path: gc, Full: []string{gc}})
-	} else if cacheHome != "" {
-		gc := filepath.Join(cacheHome, "go-build")
-		add(toolCache{Name: "GOCACHE", Tool: "go-build", Path: gc, Full: []string{gc}})
-	}
-	if home != "" {
-		npm := filepath.Join(home, ".npm")
-		add(toolCache{Name: "npm's cache", Tool: "npm", Path: npm, Full: []string{npm}})
-	}
-	add(toolCache{Name: "the user's cache directory", Tool: "xdg", Path: cacheHome, Full: []string{cacheHome}})
+	add(toolCache{Name: "GOMODCACHE", Tool: "go-mod", Path: d.GoModCache, Full: []string{d.GoModCache}})
+	add(toolCache{Name: "GOCACHE", Tool: "go-build", Path: d.GoCache, Full: []string{d.GoCache}})
+	add(toolCache{Name: "npm's cache", Tool: "npm", Path: d.NpmCache, Full: []string{d.NpmCache}})
+	add(toolCache{Name: "the user's cache directory", Tool: "xdg", Path: d.CacheHome, Full: []string{d.CacheHome}})
 	return out
 }
 

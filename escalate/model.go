@@ -367,7 +367,7 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	}
 	parent, _ := lookupEnv(f.Env, EnvGrant)
 	a.nested = parent != ""
-	a.caches = toolCaches(f.Home, a.getenv)
+	a.caches = toolCaches(p.Workdir, f.Home, a.getenv)
 	return a, nil
 }
 

@@ -98,7 +98,6 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			PathUnixOutside:     g.Desktop == grant.DesktopOn,
 		},
 	}
-	getenv := envLookup(h.Env)
 
 	// Reads: everything, then holes.
 	p.add(Rule{Path: "/", Access: ReadExec, Source: "grant", Why: "the whole file system is readable, except the hidden paths below"})
@@ -186,7 +185,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.Finish = append(p.Finish, vscope.Finish...)
 	}
 	if g.Shell == grant.ShellFull {
-		for _, c := range userCaches(h.Home, getenv) {
+		for _, c := range userCaches(h) {
 			p.add(Rule{Path: c.Path, Access: ReadWrite, Source: "full:" + c.Tool, Why: c.Why, Optional: true})
 		}
 	}
@@ -268,43 +267,22 @@ func envLookup(env []string) func(string) string {
 }
 
 // userCaches are the tool caches that shell=full makes writable.
-func userCaches(home string, getenv func(string) string) []verify.Path {
+func userCaches(h Host) []verify.Path {
+	d := verify.UserToolDirs(verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: envLookup(h.Env)})
 	var out []verify.Path
 	add := func(path, tool, why string) {
 		if path != "" {
 			out = append(out, verify.Path{Path: filepath.Clean(path), Dir: true, Tool: tool, Why: why})
 		}
 	}
-	cacheHome := getenv("XDG_CACHE_HOME")
-	if cacheHome == "" && home != "" {
-		cacheHome = filepath.Join(home, ".cache")
+	add(d.CacheHome, "xdg", "the user's cache directory (shell=full)")
+	if d.CargoHome != "" {
+		add(filepath.Join(d.CargoHome, "registry"), "cargo", "cargo's download cache (shell=full)")
+		add(filepath.Join(d.CargoHome, "git"), "cargo", "cargo's git checkouts (shell=full)")
 	}
-	add(cacheHome, "xdg", "the user's cache directory (shell=full)")
-	cargoHome := getenv("CARGO_HOME")
-	if cargoHome == "" && home != "" {
-		cargoHome = filepath.Join(home, ".cargo")
-	}
-	if cargoHome != "" {
-		add(filepath.Join(cargoHome, "registry"), "cargo", "cargo's download cache (shell=full)")
-		add(filepath.Join(cargoHome, "git"), "cargo", "cargo's git checkouts (shell=full)")
-	}
-	if gc := getenv("GOCACHE"); gc != "" {
-		add(gc, "go", "the user's go build cache (shell=full)")
-	}
-	gomod := getenv("GOMODCACHE")
-	if gomod == "" {
-		gopath := getenv("GOPATH")
-		if gopath == "" && home != "" {
-			gopath = filepath.Join(home, "go")
-		}
-		if gopath != "" {
-			gomod = filepath.Join(strings.Split(gopath, ":")[0], "pkg", "mod")
-		}
-	}
-	add(gomod, "go", "the go module cache (shell=full)")
-	if home != "" {
-		add(filepath.Join(home, ".npm"), "npm", "npm's cache (shell=full)")
-	}
+	add(d.GoCache, "go", "the user's go build cache (shell=full)")
+	add(d.GoModCache, "go", "the go module cache (shell=full)")
+	add(d.NpmCache, "npm", "npm's cache (shell=full)")
 	return out
 }
 
