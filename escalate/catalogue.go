@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
 )
 
 //go:embed catalogue.json
@@ -49,24 +50,19 @@ func kindRank(kind string) int {
 }
 
 type catalogue struct {
-	Version      int                `json:"version"`
-	Comment      string             `json:"comment"`
-	Rules        []ruleDef          `json:"rules"`
-	Protected    []protectedPattern `json:"protected"`
-	Lockfiles    []string           `json:"lockfiles"`
-	Alternatives []altDef           `json:"alternatives"`
+	Version int       `json:"version"`
+	Comment string    `json:"comment"`
+	Rules   []ruleDef `json:"rules"`
+	// Protected comes from policy.ProtectedPatterns, not the file.
+	Protected    []policy.ProtectedPattern `json:"-"`
+	Lockfiles    []string                  `json:"lockfiles"`
+	Alternatives []altDef                  `json:"alternatives"`
 }
 
 type ruleDef struct {
 	ID    string `json:"id"`
 	Field string `json:"field"`
 	Short string `json:"short"`
-	Why   string `json:"why"`
-}
-
-type protectedPattern struct {
-	Under string `json:"under"` // "gitdir", "home", "any"
-	Rel   string `json:"rel"`
 	Why   string `json:"why"`
 }
 
@@ -120,6 +116,7 @@ func parseCatalogue(b []byte) (*catalogue, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("escalate: reading the catalogue of alternatives: %w", err)
 	}
+	c.Protected = policy.ProtectedPatterns()
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("escalate: the catalogue of alternatives is broken: %w", err)
 	}

@@ -55,24 +55,31 @@ type Options struct {
 }
 
 // credentialStores are paths under the home directory that hold secrets.
-var credentialStores = []struct{ rel, why string }{
-	{".ssh", "SSH keys"},
-	{".gnupg", "GnuPG keys"},
-	{".aws", "AWS credentials"},
-	{".azure", "Azure credentials"},
-	{".config/gcloud", "Google Cloud credentials"},
-	{".config/gh", "GitHub CLI token"},
-	{".kube", "Kubernetes credentials"},
-	{".docker/config.json", "container registry credentials"},
-	{".netrc", "passwords for network hosts"},
-	{".git-credentials", "git's stored credentials"},
-	{".config/git/credentials", "git's stored credentials"},
-	{".cargo/credentials.toml", "crates registry token"},
-	{".cargo/credentials", "crates registry token"},
-	{".npmrc", "npm registry tokens"},
-	{".pypirc", "package index passwords"},
-	{".password-store", "pass password store"},
-	{".local/share/keyrings", "desktop keyring"},
+// A file that does not exist holds no secret, so its hole is left out
+// (carving a hole takes create rights from the directory above it, which
+// would, for one, keep --allow-write ~/.cargo from creating cargo's lock
+// files); a directory is hidden whether or not it exists yet.
+var credentialStores = []struct {
+	rel, why string
+	file     bool
+}{
+	{".ssh", "SSH keys", false},
+	{".gnupg", "GnuPG keys", false},
+	{".aws", "AWS credentials", false},
+	{".azure", "Azure credentials", false},
+	{".config/gcloud", "Google Cloud credentials", false},
+	{".config/gh", "GitHub CLI token", false},
+	{".kube", "Kubernetes credentials", false},
+	{".docker/config.json", "container registry credentials", true},
+	{".netrc", "passwords for network hosts", true},
+	{".git-credentials", "git's stored credentials", true},
+	{".config/git/credentials", "git's stored credentials", true},
+	{".cargo/credentials.toml", "crates registry token", true},
+	{".cargo/credentials", "crates registry token", true},
+	{".npmrc", "npm registry tokens", true},
+	{".pypirc", "package index passwords", true},
+	{".password-store", "pass password store", false},
+	{".local/share/keyrings", "desktop keyring", false},
 }
 
 // Compute derives the policy for grant g on host h with options o.
@@ -117,7 +124,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			continue
 		}
 		for _, c := range credentialStores {
-			p.Hidden = append(p.Hidden, Hole{Path: filepath.Join(home, c.rel), Withheld: All &^ ReadDir,
+			path := filepath.Join(home, c.rel)
+			if c.file && !exists(path) {
+				continue
+			}
+			p.Hidden = append(p.Hidden, Hole{Path: path, Withheld: All &^ ReadDir,
 				Why: "credential store (" + c.why + ")"})
 		}
 	}

@@ -15,9 +15,43 @@ const (
 	whyGitDir     = "the repository directory itself: renaming or replacing it would swap in a config and hooks of the child's choosing"
 	whyDotGitFile = "the .git file of a linked worktree: rewriting it would point git at a repository of the child's choosing"
 	whyCommondir  = "git's commondir file: it redirects where git reads config and hooks from"
-	whyRC         = "shell or tool start-up file: it runs at the next unsandboxed shell or tool start"
+	whyRC         = "start-up file of a shell, editor, tool or session: it runs code at the next unsandboxed start"
 	whyWrunConfig = "wrun's own config: a child must not choose the grant of later runs"
 )
+
+// ProtectedPattern is a kind of path that is protected wherever a writable
+// rule reaches it: relative to a repository's git dir (Under "gitdir"),
+// the home directory ("home"), or a file name anywhere ("any").
+type ProtectedPattern struct {
+	Under string
+	Rel   string
+	Why   string
+}
+
+// homeStartupFiles run code at the next unsandboxed start of a shell,
+// editor, tool or desktop session.
+var homeStartupFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish", ".gitconfig", ".config/git",
+	".cargo/config.toml", ".cargo/config", ".cargo/bin", ".local/bin", ".npmrc",
+	".vimrc", ".vim", ".config/nvim", ".emacs", ".emacs.d", ".config/autostart",
+	".config/systemd/user", ".config/environment.d", ".pam_environment",
+	".xprofile", ".xinitrc", ".xsession"}
+
+// ProtectedPatterns lists every kind of path policy protects, with the
+// attack each stops. escalate reads it to recognise a protected path
+// wherever it lies; there is no second list.
+func ProtectedPatterns() []ProtectedPattern {
+	out := []ProtectedPattern{
+		{"gitdir", "config", whyGitConfig},
+		{"gitdir", "config.worktree", whyGitConfig},
+		{"gitdir", "hooks", whyGitHooks},
+		{"gitdir", "commondir", whyCommondir},
+	}
+	for _, rc := range homeStartupFiles {
+		out = append(out, ProtectedPattern{"home", rc, whyRC})
+	}
+	return append(out, ProtectedPattern{"home", ".config/wrun", whyWrunConfig}, ProtectedPattern{"any", ".wrun.toml", whyWrunConfig})
+}
 
 // protectedPaths lists the paths inside writable rules that must stay
 // unwritable, with the reason.
@@ -88,9 +122,7 @@ func protectedPaths(p *Policy, h Host) []Protected {
 		add(filepath.Join(r.WorkTree, ".wrun.toml"), false, whyWrunConfig, nil)
 	}
 	if h.Home != "" {
-		for _, rc := range []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-			".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish", ".gitconfig", ".config/git",
-			".cargo/config.toml", ".cargo/config", ".cargo/bin", ".local/bin"} {
+		for _, rc := range homeStartupFiles {
 			add(filepath.Join(h.Home, rc), false, whyRC, func(pr *Protected) {
 				if fi, err := os.Lstat(pr.Path); err == nil {
 					pr.Dir = fi.IsDir()
