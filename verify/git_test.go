@@ -46,7 +46,7 @@ func TestGitScope(t *testing.T) {
 		s := gitScopeOf(t, Input{Workdir: filepath.Join(ws), TempDir: "/tmp/wrun-77"}) // no shim: no wrun path
 		gd := filepath.Join(ws, ".git")
 		q := filepath.Join(gd, "wrun-quarantine", "wrun-77")
-		want := []string{q, gd + "/refs", gd + "/logs/refs", gd + "/FETCH_HEAD"}
+		want := []string{q, gd + "/refs/remotes", gd + "/refs/tags", gd + "/logs/refs/remotes", gd + "/FETCH_HEAD"}
 		if got := writablePaths(s, "git"); !slices.Equal(got, want) {
 			t.Fatalf("writable %v, want %v", got, want)
 		}
@@ -95,7 +95,7 @@ func TestGitScope(t *testing.T) {
 	t.Run("workdir below the top", func(t *testing.T) {
 		ws := fakeRepo(t, map[string]string{"sub/dir/": ""})
 		s := gitScopeOf(t, Input{Workdir: filepath.Join(ws, "sub", "dir")})
-		if len(writablePaths(s, "git")) != 4 {
+		if len(writablePaths(s, "git")) != 5 {
 			t.Fatalf("writable %v", writablePaths(s, "git"))
 		}
 	})
@@ -110,7 +110,7 @@ func TestGitScope(t *testing.T) {
 		os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+gd+"\n"), 0o644)
 		s := gitScopeOf(t, Input{Workdir: wt, TempDir: "/tmp/wrun-1"})
 		common := filepath.Join(main, ".git")
-		want := []string{common + "/wrun-quarantine/wrun-1", common + "/refs", common + "/logs/refs", gd + "/FETCH_HEAD"}
+		want := []string{common + "/wrun-quarantine/wrun-1", common + "/refs/remotes", common + "/refs/tags", common + "/logs/refs/remotes", gd + "/FETCH_HEAD"}
 		if got := writablePaths(s, "git"); !slices.Equal(got, want) {
 			t.Fatalf("writable %v, want %v (notes %v)", got, want, s.Notes)
 		}

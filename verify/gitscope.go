@@ -91,18 +91,29 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 		s.Writable = append(s.Writable, Path{Path: filepath.Join(common, "reftable"), Dir: true, Tool: "git", Beneath: common,
 			Why: "ref updates of git fetch (reftable)"})
 	} else {
+		// What a fetch updates: remote-tracking refs and tags. Local
+		// branches (refs/heads) and their reflogs stay read-only: a
+		// verifying child has no business moving them.
 		s.Writable = append(s.Writable,
-			Path{Path: filepath.Join(common, "refs"), Dir: true, Tool: "git", Beneath: common,
-				Why: "ref updates of git fetch, with their *.lock files"},
-			Path{Path: filepath.Join(common, "logs", "refs"), Dir: true, Create: true, Tool: "git", Beneath: common,
-				Why: "reflogs of the refs git fetch updates"})
+			Path{Path: filepath.Join(common, "refs", "remotes"), Dir: true, Create: true, Tool: "git", Beneath: common,
+				Why: "remote-tracking refs git fetch updates, with their *.lock files"},
+			Path{Path: filepath.Join(common, "refs", "tags"), Dir: true, Create: true, Tool: "git", Beneath: common,
+				Why: "tags git fetch brings in, with their *.lock files"},
+			Path{Path: filepath.Join(common, "logs", "refs", "remotes"), Dir: true, Create: true, Tool: "git", Beneath: common,
+				Why: "reflogs of the remote-tracking refs git fetch updates"})
+		s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: filepath.Join(common, "refs", "heads"), Tool: "git",
+			Why: "local branches and their reflogs: a verifying child must not move them (fetch into refs/remotes, or grant write)"})
 	}
 	s.Writable = append(s.Writable, Path{Path: filepath.Join(gitDir, "FETCH_HEAD"), Create: true, Tool: "git", Beneath: gitDir,
 		Why: "what git fetch fetched (FETCH_HEAD)"})
 	if q == filepath.Join(quarantines, runID(in.TempDir)) {
 		// What wrun creates for the run (above, and in sandbox/linux) goes
-		// again when the run left it empty.
-		for _, p := range []string{filepath.Join(gitDir, "FETCH_HEAD"), filepath.Join(common, "logs", "refs"), filepath.Join(common, "logs")} {
+		// again when the run left it empty; what was there stays.
+		for _, p := range []string{filepath.Join(gitDir, "FETCH_HEAD"), filepath.Join(common, "logs", "refs", "remotes"),
+			filepath.Join(common, "logs", "refs"), filepath.Join(common, "logs"), filepath.Join(common, "refs", "remotes"), filepath.Join(common, "refs", "tags")} {
+			if _, err := os.Lstat(p); err == nil {
+				continue
+			}
 			s.Finish = append(s.Finish, Step{Kind: StepRemoveIfEmpty, Dir: p, Why: "created empty for the run; removed if the run left it so"})
 		}
 	}
