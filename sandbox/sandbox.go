@@ -62,6 +62,11 @@ type Report struct {
 	// Observer is set when denials are observed exactly (seccomp user
 	// notification) rather than inferred from output.
 	Observer bool `json:"observer"`
+	// MountProtection is set when protected paths are, or under a wider
+	// grant would be, kept unwritable by read-only bind mounts (rather
+	// than carved rules, which also take create rights from the
+	// directories holding them).
+	MountProtection bool `json:"mount_protection"`
 }
 
 // Command is the child to run.

@@ -309,7 +309,7 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 		return out // nothing was denied: no request to build
 	}
 	prot := escalate.ProtectCarved
-	if strings.Contains(out.rep.Protection, "bind mounts") {
+	if out.rep.MountProtection {
 		prot = escalate.ProtectMounted
 	}
 	a, err := escalate.New(p, escalate.Facts{

@@ -23,6 +23,8 @@ func (pl *Plan) Report() sandbox.Report {
 		Notes:      pl.Notes,
 		Degraded:   pl.Degraded,
 		Observer:   pl.seccomp.Observe,
+		// What NewPlan would choose: mounts wherever wrun can make them.
+		MountProtection: pl.Features.MountNS || pl.Features.UserNS,
 	}
 }
 
