@@ -266,22 +266,24 @@ func (o *observer) handle(n *seccompNotif) {
 	ev, err := o.read(pid, c, &n.Data)
 	// The arguments are only trustworthy if the call is still pending.
 	valid := ioctlPtr(o.fd, ioctlNotifIDValid, unsafe.Pointer(&n.ID)) == nil
-	// Let the call go on first: the prediction below only reads wrun's own
-	// view of the file system, and the child need not wait for it.
-	o.respond(n.ID, 0)
 	if err != nil || !valid {
+		o.respond(n.ID, 0)
 		return
 	}
-	if op, target, right := o.plan.predict(ev); right != "" {
-		o.record(pid, op, target, ev.addr, right)
+	// Predict while the call waits: the file system is still as the kernel
+	// will find it, and the caller is alive to be named. A caller that is
+	// let go first can exit before /proc/PID/cmdline is read.
+	op, target, right := o.plan.predict(ev)
+	if right == "" {
+		o.respond(n.ID, 0)
+		return
 	}
+	prog := programOf(pid)
+	o.respond(n.ID, 0)
+	o.recordAs(pid, prog, op, target, ev.addr, right)
 }
 
-func (o *observer) record(pid int, op, path, addr, right string) {
-	o.recordAs(pid, "", op, path, addr, right)
-}
-
-// recordAs records a denial; program is read from the process when empty.
+// recordAs records a denial, or counts a repeat of one.
 func (o *observer) recordAs(pid int, program, op, path, addr, right string) {
 	key := op + "\x00" + path + "\x00" + addr + "\x00" + right
 	o.mu.Lock()
@@ -289,9 +291,6 @@ func (o *observer) recordAs(pid int, program, op, path, addr, right string) {
 	if d, ok := o.denials[key]; ok {
 		d.Count++
 		return
-	}
-	if program == "" {
-		program = programOf(pid)
 	}
 	o.denials[key] = &sandbox.Denial{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: pid, Program: program,
