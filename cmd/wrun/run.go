@@ -76,11 +76,16 @@ type outcome struct {
 func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
 	// Catch the signals to forward. os/signal starts (and waits for) a
 	// thread of its own, so register from a goroutine, overlapping that with
-	// the policy work below. A signal that arrives before registration ends
-	// wrun as it would end any process, and PR_SET_PDEATHSIG then ends a
-	// child already started.
+	// the policy work below, and wait for it before the child starts: a
+	// signal sent once the child runs (a harness's SIGTERM after the first
+	// line of output) must reach the child, not end wrun. One sent before
+	// ends wrun as it would end any process.
 	sigs := make(chan os.Signal, 16)
-	go signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	registered := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+		close(registered)
+	}()
 
 	say := func(format string, a ...any) {
 		if !pf.json {
@@ -131,6 +136,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	o.Ceiling = ceiling.Grant.String()
 	c := sandbox.Command{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Signals: sigs}
 
+	<-registered
 	out := attempt(g, h, o, pf, rf, c, ceiling)
 	fillSummary(&sum, out)
 	if out.err != nil {
