@@ -358,20 +358,21 @@ func TestBackgroundProcessesDieWithTheRun(t *testing.T) {
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 
-	r = wrun(t, runOpts{dir: ws}, "--", "sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
-	pid, err = strconv.Atoi(strings.TrimSpace(r.stdout))
-	if err != nil {
-		t.Fatalf("%v: %s", err, r)
+	// Each background process prints its own pid: a setsid'd one (not a
+	// group leader, so setsid(1) does not fork) and a plain one.
+	r = wrun(t, runOpts{dir: ws}, "--", "sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!; sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
+	pids := strings.Fields(r.stdout)
+	if len(pids) != 2 {
+		t.Fatalf("want two pids: %s", r)
 	}
-	if alive(pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatal("a background process outlived wrun")
-	}
-	out, _ := exec.Command("pgrep", "-f", "^sleep 60$").Output()
-	for _, f := range strings.Fields(string(out)) {
-		p, _ := strconv.Atoi(f)
-		if p > pid-50 && p < pid+50 && alive(p) {
-			t.Errorf("setsid'd process %d outlived wrun", p)
+	for i, f := range pids {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%v: %s", err, r)
+		}
+		if alive(p) {
+			syscall.Kill(p, syscall.SIGKILL)
+			t.Errorf("background process %d (%s) outlived wrun", p, []string{"setsid'd", "plain"}[i])
 		}
 	}
 
