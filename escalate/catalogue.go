@@ -129,7 +129,7 @@ func (c *catalogue) check() error {
 	if c.Version != 1 {
 		return fmt.Errorf("version %d, want 1", c.Version)
 	}
-	fields := []string{"files", "shell", "network", "desktop", FieldProtected, FieldHidden, FieldUnknown}
+	fields := []string{"files", "shell", "network", "desktop", FieldProtected, FieldHidden, FieldBoundary, FieldUnknown}
 	rules := map[string]bool{}
 	for _, r := range c.Rules {
 		if r.ID == "" || rules[r.ID] {

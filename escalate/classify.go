@@ -19,6 +19,9 @@ const (
 	// FieldHidden: a hidden path (a credential store, other terminals,
 	// device nodes), unreadable under every grant unless named exactly.
 	FieldHidden = "hidden"
+	// FieldBoundary: the sandbox's own boundary, which no grant widens
+	// (signalling a process outside the sandbox).
+	FieldBoundary = "boundary"
 	// FieldUnknown: wrun could not tell.
 	FieldUnknown = "unknown"
 )
@@ -26,7 +29,7 @@ const (
 // WithheldBy says which part of the grant withheld a denial.
 type WithheldBy struct {
 	// Field is the grant field ("files", "shell", "network", "desktop"),
-	// or FieldProtected, FieldHidden, FieldUnknown.
+	// or FieldProtected, FieldHidden, FieldBoundary, FieldUnknown.
 	Field string `json:"field"`
 	// Rule names the kind of denial, a rule id of the catalogue:
 	// "workspace-read-only", "tool-cache", "protected", "network-off", ...
@@ -65,6 +68,8 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "unix-socket", "")
 	case RightConnectAbstract:
 		return a.finish(f, "abstract-socket", "")
+	case RightSignal:
+		return a.finish(f, "signal-scope", "")
 	}
 	if d.Path == "" {
 		return a.finish(f, "unknown", "")

@@ -40,6 +40,12 @@ const (
 	// OpSocket creates a socket; Op.Addr is the family ("inet", "inet6",
 	// "unix", "netlink", ...).
 	OpSocket = "socket"
+	// OpSignal sends a signal (kill, tkill, tgkill); seen only in the
+	// kernel's audit records.
+	OpSignal = "signal"
+	// OpIoctl is an ioctl on a device; seen only in the kernel's audit
+	// records.
+	OpIoctl = "ioctl"
 )
 
 // Rights that are not file system rights, as they appear in Missing.Right
@@ -59,6 +65,9 @@ const (
 	// RightConnectAbstract is connecting to an abstract UNIX socket bound
 	// outside the sandbox.
 	RightConnectAbstract = "connect_abstract_unix"
+	// RightSignal is sending a signal to a process outside the sandbox
+	// (Landlock scope, ABI 6); Denial.Addr names it ("pid 42 (sleep)").
+	RightSignal = "signal"
 	// RightMetadata is changing a file's mode, owner, times or extended
 	// attributes, refused only on a read-only mount.
 	RightMetadata = "change_metadata"

@@ -21,7 +21,8 @@ const (
 
 // The values of DeniedAct.Evidence.
 const (
-	// EvidenceExact: the observer saw the call itself.
+	// EvidenceExact: the call itself was seen, by the observer or in the
+	// kernel's audit record.
 	EvidenceExact = "exact"
 	// EvidenceInferred: read from the child's output.
 	EvidenceInferred = "inferred"
@@ -69,6 +70,8 @@ type DeniedAct struct {
 	Time     string `json:"time,omitempty"`
 	Count    int    `json:"count"`
 	Evidence string `json:"evidence"`
+	// Confirmed: a Landlock audit record of the kernel shows the denial.
+	Confirmed bool `json:"confirmed,omitempty"`
 	// WithheldBy says which part of the grant refused it.
 	WithheldBy WithheldBy `json:"withheld_by"`
 	// Summary is the plain-words line for stderr.
@@ -128,6 +131,7 @@ func Dedup(ds []sandbox.Denial) []sandbox.Denial {
 			// The same act, seen again in the output.
 		default:
 			e.Count += n
+			e.Audited = e.Audited || d.Audited
 			if d.Time != "" && (e.Time == "" || d.Time < e.Time) {
 				e.Time, e.PID, e.Program = d.Time, d.PID, d.Program
 			}
@@ -193,7 +197,7 @@ func (a *Analyzer) Request(run Run, denials []sandbox.Denial) *Request {
 		act := DeniedAct{
 			ID: id, Op: d.Op, Path: d.Path, Addr: d.Addr, Right: d.Right,
 			Program: d.Program, PID: d.PID, Time: d.Time, Count: d.Count,
-			Evidence: ev, WithheldBy: f.by, Alternatives: alts,
+			Evidence: ev, Confirmed: d.Audited, WithheldBy: f.by, Alternatives: alts,
 		}
 		act.Summary = summary(act, f.short)
 		req.Denials = append(req.Denials, act)

@@ -96,6 +96,8 @@ type Result struct {
 	Warnings []string
 	// Denials are what the sandbox refused, as far as wrun could observe.
 	Denials []Denial
+	// Audited is set when the kernel's audit records of the run were read.
+	Audited bool
 }
 
 // Denial is one refused operation, as observed.
@@ -116,6 +118,11 @@ type Denial struct {
 	// Exact is true when the observer saw the call itself, false when the
 	// denial is inferred (from output).
 	Exact bool `json:"exact"`
+	// Audited is true when a Landlock audit record of the kernel shows the
+	// denial: the kernel's own word, confirming the observer's prediction
+	// or, for what the observer does not watch (reads, executions,
+	// signals), the only exact source.
+	Audited bool `json:"audited,omitempty"`
 	// Count is how many times the same denial was seen.
 	Count int `json:"count"`
 }

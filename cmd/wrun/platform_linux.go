@@ -56,5 +56,6 @@ func prepare(p *policy.Policy, o sandbox.Options) (prepared, error) {
 
 func doctor() []sandbox.Feature {
 	f, _ := features()
+	f.Audit = linux.ProbeAudit()
 	return linux.Doctor(f)
 }

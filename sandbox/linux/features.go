@@ -25,6 +25,9 @@ type Features struct {
 	MountNS bool `json:"mount_namespace"`
 	// Root: wrun runs as uid 0; the child's capabilities are then dropped.
 	Root bool `json:"root"`
+	// Audit is filled by ProbeAudit for wrun doctor only: the launch path
+	// asks the kernel itself, when it starts a run.
+	Audit AuditStatus `json:"audit"`
 }
 
 // Probe asks the kernel what it supports. It has no side effect.

@@ -165,7 +165,7 @@ func restrictForTest(t *testing.T, c kcase, dir string) error {
 			return err
 		}
 		defer rs.close()
-		if err := restrictSelf(rs); err != nil {
+		if err := restrictSelf(rs, false); err != nil {
 			return err
 		}
 	}

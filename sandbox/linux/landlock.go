@@ -240,9 +240,15 @@ func openBeneath(base, rel string, flags int) (int, error) {
 }
 
 // restrictSelf applies the ruleset to the calling thread only. The caller
-// must have set no_new_privs (or hold CAP_SYS_ADMIN).
-func restrictSelf(rs *ruleset) error {
-	_, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), 0, 0)
+// must have set no_new_privs (or hold CAP_SYS_ADMIN). With logNewExec
+// (ABI 7) the kernel writes audit records of the denials of the programs
+// the thread goes on to execute, which it otherwise leaves out.
+func restrictSelf(rs *ruleset, logNewExec bool) error {
+	var flags uintptr
+	if logNewExec {
+		flags = llRestrictSelfLogNewExecOn
+	}
+	_, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), flags, 0)
 	if errno != 0 {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}

@@ -60,13 +60,20 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	interactive := isForeground(c.Stdin)
 	started := make(chan startResult, 1)
 	done := make(chan syscall.WaitStatus, 1)
+	// The kernel's audit records, where they can be read, confirm the
+	// observer's denials and show what it does not watch. Subscribed before
+	// the sandbox exists, so no record is missed.
+	var aud *auditReader
+	if pl.audit {
+		aud = openAudit()
+	}
 	if pl.viaUserNS {
-		go launchUserNS(pl, c, interactive, started, done)
+		go launchUserNS(pl, c, interactive, aud != nil, started, done)
 	} else {
 		// The launch goroutine starts first so that the runtime's creation
 		// of its thread overlaps with building the ruleset.
 		ready := make(chan *ruleset, 1)
-		go launch(pl, ready, c, interactive, started, done)
+		go launch(pl, ready, c, interactive, aud != nil, started, done)
 		var rs *ruleset
 		if pl.ABI > 0 {
 			var err error
@@ -79,6 +86,9 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		ready <- rs
 	}
 	sr := <-started
+	if aud != nil && sr.err != nil {
+		aud.finish(0)
+	}
 	var nsErr *userNSError
 	if errors.As(sr.err, &nsErr) {
 		// The kernel refused the user namespace (an AppArmor or sysctl
@@ -134,6 +144,24 @@ wait:
 	if obs != nil {
 		res.Denials = obs.stop()
 	}
+	if aud != nil {
+		// The restricting process: wrun itself, or the second stage, which
+		// becomes the command.
+		restrictor := os.Getpid()
+		if pl.viaUserNS {
+			restrictor = pid
+		}
+		recs, lost := aud.finish(restrictor)
+		var unmatched int
+		res.Denials, unmatched = mergeAudit(res.Denials, recs)
+		res.Audited = true
+		if lost {
+			res.Warnings = append(res.Warnings, "some of the kernel's audit records of this run were lost: the denials listed may be incomplete")
+		}
+		if unmatched > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the kernel's audit log shows %d denial(s) the observer did not predict; they name only a directory (ausearch -m LANDLOCK_ACCESS shows them)", unmatched))
+		}
+	}
 	for _, pr := range pl.Sweep {
 		removed, err := sweep(pr)
 		if err != nil {
@@ -157,14 +185,14 @@ type startResult struct {
 // inherits it), and the Go runtime discards the thread when launch returns.
 // The thread lives until the child exits, which PR_SET_PDEATHSIG needs: the
 // child's death signal fires when the thread that forked it ends.
-func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
+func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive, auditLog bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
 	prog := buildFilter(pl.seccomp)
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
 	}
-	listener, err := restrictThread(pl, rs, prog)
+	listener, err := restrictThread(pl, rs, prog, auditLog)
 	if err != nil {
 		started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
 		return
@@ -221,7 +249,7 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 // only order that works: mounts need CAP_SYS_ADMIN, so they come before
 // capabilities are dropped; Landlock and seccomp need no_new_privs; the
 // seccomp filter refuses mount calls, so it comes last.
-func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) (listener int, err error) {
+func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction, auditLog bool) (listener int, err error) {
 	if len(pl.Mounts) > 0 {
 		if err := enterMountNS(); err != nil {
 			return -1, err
@@ -239,7 +267,7 @@ func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction) (listener int
 		return -1, err
 	}
 	if rs != nil {
-		if err := restrictSelf(rs); err != nil {
+		if err := restrictSelf(rs, auditLog); err != nil {
 			return -1, err
 		}
 	}

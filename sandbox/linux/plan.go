@@ -41,6 +41,9 @@ type Plan struct {
 	// viaUserNS: the mounts are made by a second stage of wrun in a new
 	// user and mount namespace (wrun lacks CAP_SYS_ADMIN).
 	viaUserNS bool
+	// audit: read Landlock's audit records of the run where the kernel
+	// offers them (ABI 7) and auditing is on.
+	audit bool
 }
 
 type creation struct {
@@ -105,6 +108,8 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	// Processes kept in the background outlive wrun, and with it the
 	// observer: every call the filter sends it would then fail with ENOSYS.
 	pl.seccomp.Observe = f.UserNotif && !o.NoObserve && !o.KeepBackground
+	// Landlock's audit records (ABI 7) are read under the same switch.
+	pl.audit = abi >= 7 && !o.NoObserve && !o.KeepBackground
 	if !p.IPC.PathUnixOutside && abi < 9 {
 		pl.seccomp.DenyUnix = true
 		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; ABI 9 can", abi))

@@ -65,8 +65,11 @@ func Doctor(f Features) []sandbox.Feature {
 			"the child cannot signal processes outside its sandbox nor reach abstract UNIX sockets outside it",
 			"wrun refuses to run: the child could signal the user's other processes"),
 		feat("landlock.audit", abi >= 7, abiDetail(7),
-			"denials are written to the kernel audit log",
-			"denials leave no kernel audit record"),
+			"the kernel can write an audit record of each denial, which wrun reads to confirm what it reports",
+			"denials leave no kernel audit record: they come from wrun's observer (and the child's output) alone"),
+		feat("audit.read", abi >= 7 && f.Audit.Readable, auditDetail(abi, f.Audit, abiDetail(7)),
+			"wrun reads the kernel's records of each run: denials are confirmed, and reads, executions and signals it does not observe are reported exactly",
+			"wrun does not read audit records: write denials come from its observer, refused reads only from the child's output"),
 		feat("landlock.unix_path", abi >= 9, abiDetail(9),
 			"connect() to pathname UNIX sockets is confined by path",
 			"with desktop=off, UNIX sockets cannot be created at all (socketpair still works), since connect() to the D-Bus bus or an ssh agent could not be confined"),
@@ -83,4 +86,11 @@ func Doctor(f Features) []sandbox.Feature {
 			"without CAP_SYS_ADMIN, protected paths are bind-mounted read-only by a second stage of wrun in a user namespace (one more exec, only under write grants)",
 			"without CAP_SYS_ADMIN either, protected paths are enforced by carved Landlock rules: nothing can be created directly in the workspace root or .git under write grants"),
 	}
+}
+
+func auditDetail(abi int, st AuditStatus, need string) string {
+	if abi < 7 {
+		return need + " writes the records"
+	}
+	return st.Detail
 }

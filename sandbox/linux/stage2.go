@@ -43,9 +43,11 @@ type stage2Spec struct {
 	Observe  bool               `json:"observe"`
 	Seccomp  bool               `json:"seccomp"`
 	Landlock bool               `json:"landlock"`
-	Argv     []string           `json:"argv"`
-	Env      []string           `json:"env"`
-	Cwd      string             `json:"cwd"`
+	// AuditLog asks Landlock to log the command's denials: wrun reads them.
+	AuditLog bool     `json:"audit_log,omitempty"`
+	Argv     []string `json:"argv"`
+	Env      []string `json:"env"`
+	Cwd      string   `json:"cwd"`
 	// ExtraFDs counts the descriptors the caller named for the command
 	// (sandbox.Command.ExtraFiles): they arrive as 5, 6, ...
 	ExtraFDs int `json:"extra_fds,omitempty"`
@@ -60,14 +62,14 @@ type stage2Err struct {
 }
 
 // launchUserNS is launch for plans that run through the second stage.
-func launchUserNS(pl *Plan, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
+func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread() // the child's PDEATHSIG is tied to this thread
 	fail := func(code int, err error) { started <- startResult{err: &sandbox.StartError{Code: code, Err: err}} }
 	spec := stage2Spec{
 		AttrFS: pl.attr.handledFS, AttrNet: pl.attr.handledNet, AttrScp: pl.attr.scoped,
 		Rules: pl.fsRules(), Mounts: pl.Mounts,
 		DenyInet: pl.seccomp.DenyInet, DenyUnix: pl.seccomp.DenyUnix, Observe: pl.seccomp.Observe,
-		Seccomp: pl.Features.Seccomp, Landlock: pl.ABI > 0,
+		Seccomp: pl.Features.Seccomp, Landlock: pl.ABI > 0, AuditLog: auditLog,
 		Argv: c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs: len(c.ExtraFiles),
 	}
@@ -239,7 +241,7 @@ func Stage2() {
 		fail(125, err)
 	}
 	if rs != nil {
-		if err := restrictSelf(rs); err != nil {
+		if err := restrictSelf(rs, spec.AuditLog); err != nil {
 			fail(125, err)
 		}
 		rs.close()

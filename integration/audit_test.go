@@ -1,0 +1,173 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wrun-dev/wrun/escalate"
+)
+
+// auditControl sends AUDIT_GET (enabled < 0) or AUDIT_SET of the enabled
+// flag and returns the flag the kernel reports (for AUDIT_GET).
+func auditControl(enabled int) (uint32, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	typ, flags := uint16(1000), uint16(unix.NLM_F_REQUEST) // AUDIT_GET
+	payload := []byte{}
+	if enabled >= 0 {
+		typ, flags = 1001, unix.NLM_F_REQUEST|unix.NLM_F_ACK // AUDIT_SET
+		payload = make([]byte, 40)                           // struct audit_status
+		binary.NativeEndian.PutUint32(payload[0:], 1)        // AUDIT_STATUS_ENABLED
+		binary.NativeEndian.PutUint32(payload[4:], uint32(enabled))
+	}
+	msg := make([]byte, 16+len(payload))
+	binary.NativeEndian.PutUint32(msg[0:], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:], typ)
+	binary.NativeEndian.PutUint16(msg[6:], flags)
+	copy(msg[16:], payload)
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return 0, err
+	}
+	if n < 24 {
+		return 0, errors.New("short audit reply")
+	}
+	if binary.NativeEndian.Uint16(buf[4:]) == unix.NLMSG_ERROR {
+		if e := int32(binary.NativeEndian.Uint32(buf[16:])); e != 0 {
+			return 0, unix.Errno(-e)
+		}
+		return 0, nil
+	}
+	return binary.NativeEndian.Uint32(buf[20:]), nil
+}
+
+// withAudit switches kernel auditing on for the rest of the test and back
+// to what it was afterwards, or skips.
+func withAudit(t *testing.T) {
+	t.Helper()
+	requireABI(t, 7)
+	was, err := auditControl(-1)
+	if err != nil {
+		t.Skipf("reading the audit status needs CAP_AUDIT_CONTROL in the initial namespaces: %v", err)
+	}
+	if was == 2 {
+		t.Skip("auditing is locked (enabled=2): the test cannot switch it")
+	}
+	if was == 0 {
+		if _, err := auditControl(1); err != nil {
+			t.Skipf("switching auditing on: %v", err)
+		}
+		t.Cleanup(func() {
+			if _, err := auditControl(0); err != nil {
+				t.Errorf("switching auditing back off: %v", err)
+			}
+		})
+	}
+}
+
+func TestAuditRecordsConfirmAndExtendDenials(t *testing.T) {
+	withAudit(t)
+	ws := workspace(t)
+	home := workspace(t)
+	key := filepath.Join(home, ".ssh", "id_test")
+	mustWrite(t, key, "secret\n")
+	outside := filepath.Join(workspace(t), "out.txt")
+	// A process outside the sandbox to signal.
+	target := exec.Command("sleep", "30")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer target.Process.Kill()
+	pid := strconv.Itoa(target.Process.Pid)
+	script := fmt.Sprintf("cat %s; echo x > %s; kill -0 %s; exit 0", key, outside, pid)
+	env := runOpts{dir: ws, env: []string{"HOME=" + home}}
+
+	// Controls: each act succeeds without wrun.
+	if r := run(t, env, "sh", "-c", script); r.code != 0 || r.stdout != "secret\n" || !exists(outside) {
+		t.Fatalf("control without wrun: %s", r)
+	}
+	os.Remove(outside)
+
+	_, req, r := runJSON(t, env, "--", "sh", "-c", script)
+	if req == nil {
+		t.Fatalf("no request: %s", r)
+	}
+	byRight := map[string]escalate.DeniedAct{}
+	for _, d := range req.Denials {
+		byRight[d.Right] = d
+	}
+	if r.stdout != "" || exists(outside) {
+		t.Fatalf("an act went through: %s", r)
+	}
+	// The observer's prediction, confirmed by the kernel's record.
+	if d := byRight["make_reg"]; d.Path != outside || d.Evidence != escalate.EvidenceExact || !d.Confirmed {
+		t.Errorf("create denial %+v: want exact and confirmed on %s", d, outside)
+	}
+	// What the observer does not watch: the kernel's record is the source.
+	if d := byRight["read_file"]; d.Path != key || d.Evidence != escalate.EvidenceExact || !d.Confirmed || d.Program != "cat" || d.WithheldBy.Field != escalate.FieldHidden {
+		t.Errorf("read denial %+v: want exact, confirmed, by cat, on %s, hidden", d, key)
+	}
+	if ABI := bins.features.LandlockABI; ABI >= 6 {
+		if d := byRight["signal"]; d.Addr != "pid "+pid+" (sleep)" || d.WithheldBy.Field != escalate.FieldBoundary || !d.Confirmed {
+			t.Errorf("signal denial %+v: want pid %s (sleep), boundary", d, pid)
+		}
+	}
+
+	// With the observer (and so the audit reader) off, the kernel still
+	// refuses, and nothing is confirmed: wrun only reads records.
+	_, req, _ = runJSON(t, env, "--observe=off", "--", "sh", "-c", script)
+	if exists(outside) {
+		t.Fatal("with --observe=off the write went through")
+	}
+	if req != nil {
+		for _, d := range req.Denials {
+			if d.Confirmed || d.Evidence == escalate.EvidenceExact {
+				t.Errorf("--observe=off reported %+v as exact or confirmed", d)
+			}
+		}
+	}
+}
+
+// With auditing off (the default on most machines) the denials are the
+// observer's alone and none is marked confirmed: wrun never switches
+// auditing on itself.
+func TestNoAuditRecordsWhenAuditingIsOff(t *testing.T) {
+	requireABI(t, 7)
+	was, err := auditControl(-1)
+	if err != nil || was != 0 {
+		t.Skipf("needs auditing off and readable status (status %d, %v)", was, err)
+	}
+	ws := workspace(t)
+	outside := filepath.Join(workspace(t), "out.txt")
+	_, req, r := runJSON(t, runOpts{dir: ws}, "--", "sh", "-c", "echo x > "+outside+"; exit 0")
+	if req == nil {
+		t.Fatalf("no request: %s", r)
+	}
+	for _, d := range req.Denials {
+		if d.Confirmed {
+			t.Errorf("confirmed with auditing off: %+v", d)
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	if now, _ := auditControl(-1); now != 0 {
+		t.Fatalf("auditing is %d after a run: wrun switched it", now)
+	}
+}
