@@ -98,6 +98,9 @@ type Result struct {
 	Denials []Denial
 	// Audited is set when the kernel's audit records of the run were read.
 	Audited bool
+	// Observed is set when the exact observer ran (a nested wrun's does
+	// not: the enclosing one observes).
+	Observed bool
 }
 
 // Denial is one refused operation, as observed.

@@ -269,11 +269,16 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 	// rather than through the git shim: one program start less.
 	c.Argv, p.Env = verify.DirectGit(c.Argv, p.Cwd, p.Env)
 	c.ExtraFiles = sess.Files()
-	// Without the observer, what was denied can only be inferred from the
-	// command's stderr: pass it through a pipe and keep its tail.
+	// What the observer does not see (every denial without it; refused
+	// reads and executions with it, unless the kernel's audit records are
+	// read) can only be inferred from the command's stderr: pass it through
+	// a pipe and keep its tail. Not when stderr is a terminal (or another
+	// character device) and the observer is on: the child would lose its
+	// terminal. Not under --keep-background: a background process holding
+	// the pipe would keep wrun from ending.
 	var tail *tailWriter
 	var teeDone chan struct{}
-	if !out.rep.Observer {
+	if !rf.keepBackground && (!out.rep.Observer || !isCharDevice(c.Stderr)) {
 		pr, pw, err := os.Pipe()
 		if err == nil {
 			tail = &tailWriter{max: 64 << 10}
@@ -329,7 +334,13 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 	}
 	denials := out.res.Denials
 	if tail != nil {
-		denials = append(denials, a.Infer(tail.lines())...)
+		for _, d := range a.Infer(tail.lines()) {
+			// The observer sees every call that changes the file system:
+			// with it, only what it cannot see is worth inferring.
+			if !res.Observed || observerBlind(d) {
+				denials = append(denials, d)
+			}
+		}
 	}
 	out.req = a.Request(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
 	return out
@@ -361,4 +372,18 @@ func (t *tailWriter) lines() []string {
 		out = append(out, sc.Text())
 	}
 	return out
+}
+
+// observerBlind says whether a denial is of a kind the observer does not
+// watch: reading, listing, executing.
+func observerBlind(d sandbox.Denial) bool {
+	acc := escalate.ParseRights(d.Right)
+	return acc != 0 && acc&^(policy.ReadFile|policy.ReadDir|policy.Execute) == 0
+}
+
+// isCharDevice says whether f is a terminal or another character device
+// (/dev/null), where no output is worth keeping.
+func isCharDevice(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

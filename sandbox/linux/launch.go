@@ -143,6 +143,7 @@ wait:
 	}
 	if obs != nil {
 		res.Denials = obs.stop()
+		res.Observed = true
 	}
 	if aud != nil {
 		// The restricting process: wrun itself, or the second stage, which
