@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -87,6 +89,9 @@ func do(op string, args []string) error {
 		return os.Rename(arg(0), arg(1))
 	case "truncate":
 		return os.Truncate(arg(0), 0)
+	case "exchange":
+		// renameat2(RENAME_EXCHANGE): swap two existing paths atomically.
+		return unix.Renameat2(unix.AT_FDCWD, arg(0), unix.AT_FDCWD, arg(1), unix.RENAME_EXCHANGE)
 	case "writefd":
 		fd, _ := strconv.Atoi(arg(0))
 		_, err := syscall.Write(fd, []byte("leak\n"))
@@ -103,6 +108,44 @@ func do(op string, args []string) error {
 			return unwrap(err)
 		}
 		return c.Close()
+	case "abstract":
+		// connect to the abstract UNIX socket named arg(0).
+		c, err := net.Dial("unix", "@"+arg(0))
+		if err != nil {
+			return unwrap(err)
+		}
+		return c.Close()
+	case "udp":
+		// one datagram with an unconnected sendto to the IPv4 HOST:PORT arg(0).
+		a, err := net.ResolveUDPAddr("udp4", arg(0))
+		if err != nil {
+			return err
+		}
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(fd)
+		sa := &syscall.SockaddrInet4{Port: a.Port}
+		copy(sa.Addr[:], a.IP.To4())
+		return syscall.Sendto(fd, []byte("probe\n"), 0, sa)
+	case "stealfd":
+		// Take descriptor arg(1) of thread arg(0) with pidfd_getfd and write
+		// to it: what a child could do to a descriptor its parent holds.
+		tid, _ := strconv.Atoi(arg(0))
+		fd, _ := strconv.Atoi(arg(1))
+		pfd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(pfd)
+		got, err := unix.PidfdGetfd(pfd, fd, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(got)
+		_, err = unix.Write(got, []byte("leak\n"))
+		return err
 	case "socket":
 		fam := map[string]int{"inet": syscall.AF_INET, "inet6": syscall.AF_INET6, "unix": syscall.AF_UNIX, "netlink": syscall.AF_NETLINK}[arg(0)]
 		fd, err := syscall.Socket(fam, syscall.SOCK_STREAM, 0)
