@@ -18,6 +18,24 @@ import (
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
+// makeUndumpable keeps the child out of wrun's memory, environment and
+// descriptors. The launch thread shares the child's sandbox (the child is
+// forked from it), so Landlock lets the child reach it through
+// /proc/PPID/task/TID/{environ,mem,fd/N} and pidfd_getfd, which would hand
+// it the environment wrun scrubbed and descriptors wrun kept from it. A
+// process that is not dumpable can be inspected that way only with
+// CAP_SYS_PTRACE, which the child never has. execve makes the child
+// dumpable again, so the observer can still read its arguments. (Not set
+// for the second stage's launch: a process that is not dumpable cannot
+// exec /proc/self/exe into a new user namespace, and there no wrun thread
+// shares the child's sandbox.)
+func makeUndumpable() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making wrun undumpable: %w", err)
+	}
+	return nil
+}
+
 // MarkInheritedFDsCloseOnExec sets close-on-exec on every descriptor above
 // 2, so nothing wrun inherited reaches the child. Call it first thing.
 func MarkInheritedFDsCloseOnExec() error {
@@ -68,8 +86,14 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		aud = openAudit()
 	}
 	if pl.viaUserNS {
+		// The second stage restricts itself and becomes the command: no
+		// thread of wrun is in the child's sandbox, so Landlock keeps the
+		// child from inspecting wrun.
 		go launchUserNS(pl, c, interactive, aud != nil, started, done)
 	} else {
+		if err := makeUndumpable(); err != nil {
+			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+		}
 		// The launch goroutine starts first so that the runtime's creation
 		// of its thread overlaps with building the ruleset.
 		ready := make(chan *ruleset, 1)
