@@ -41,7 +41,11 @@ func goScope(in Input, s *Scope) {
 		return
 	}
 	cache := filepath.Join(in.StateDir, "gocache")
+	// A child with a wider grant (full writes the home directory) could
+	// have planted a symbolic link on the way (gocache -> $HOME): the cache
+	// is reached from wrun's state root without following any.
 	s.Writable = append(s.Writable, Path{Path: cache, Dir: true, Create: true, Tool: "go",
+		Beneath: filepath.Dir(filepath.Dir(in.StateDir)),
 		Why: "go build cache private to sandboxed runs of this workspace (the user's GOCACHE stays read-only)"})
 	s.Env = append(s.Env, EnvVar{Name: "GOCACHE", Value: cache, Why: "the sandbox's own go build cache"})
 	if fileExists(filepath.Join(cache, GoCacheSeeded)) {
