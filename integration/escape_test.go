@@ -702,3 +702,248 @@ func TestEscapeSignalsToOutsideProcesses(t *testing.T) {
 		}
 	})
 }
+
+// FAILING: the escapes below SUCCEED against wrun at the time of writing;
+// these tests fail until wrun is fixed. Three share one cause: wrun forks
+// the child from one of its own threads (the launch thread), which is in
+// the child's Landlock domain, has no capability left and is dumpable, so
+// the child may ptrace-access it (/proc/PPID/task/TID/environ, mem, fd/*;
+// pidfd_getfd) and signal it, and a SIGKILL to that thread kills all of
+// wrun, which is outside the sandbox. (Under grants that need wrun's second
+// stage in a user namespace the parent is that stage: its environment is
+// already scrubbed, its descriptors are not out of reach.) The other two:
+// Landlock does not restrict chmod or utimes, and wrun's private go cache
+// is reached through a symlink a --grant full child can plant.
+
+// launchThread is the shell loop over the threads of the child's parent:
+// under wrun one of them is the launch thread; in the control the parent
+// shell has only one.
+const launchThread = `for t in /proc/$PPID/task/*; do `
+
+func TestEscapeScrubbedEnvironmentThroughTheLaunchThread(t *testing.T) {
+	requireABI(t, 3)
+	base := escapeFixture(t)
+	const token = "ghp_escapeTOKEN0123456789"
+	act := escapeAct{name: "read the parent's environ", grant: "inspect",
+		env: func(string) []string { return []string{"GITHUB_TOKEN=" + token} },
+		sh:  launchThread + `tr '\0' '\n' < $t/environ; done 2>/dev/null; echo "own: $GITHUB_TOKEN"`,
+		effect: func(F string, r result) string {
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if strings.Contains(l, token) && !strings.HasPrefix(l, "own:") {
+					return "the child read " + l + " from its parent's environment"
+				}
+			}
+			return ""
+		}}
+	write := act
+	write.name, write.grant = "read the parent's environ, write grant", "write"
+	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			runActs(t, base, m, []escapeAct{act, write})
+		})
+	}
+}
+
+func TestEscapeInheritedDescriptorsThroughTheLaunchThread(t *testing.T) {
+	requireABI(t, 3)
+	// Each act first closes its own fd 3 (wrun closes it for the child; in
+	// the control the parent shell keeps it, as wrun does), then takes the
+	// parent's back.
+	acts := []struct {
+		name, sh string
+		pipe     bool // fd 3 is a pipe (else a file outside the grant)
+	}{
+		{"a pipe, reopened through /proc/PPID/task/TID/fd/3",
+			`exec 3>&-; ` + launchThread + `(echo leak > $t/fd/3) 2>/dev/null; done; true`, true},
+		{"a file outside, taken with pidfd_getfd",
+			`exec 3>&-; ` + launchThread + `$PROBE stealfd ${t##*/} 3; done; true`, false},
+	}
+	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			for _, a := range acts {
+				t.Run(a.name, func(t *testing.T) {
+					if a.pipe && m.cred != nil {
+						t.Skip("reopening a pipe through /proc checks its owner, and the test's pipes belong to root")
+					}
+					dir := workspace(t)
+					if m.cred != nil {
+						dir = sharedWorkspace(t)
+					}
+					o := runOpts{dir: dir, cred: m.cred, env: append([]string{"HOME=/nonexistent", "PROBE=" + bins.probe}, m.env...)}
+					// try runs the act with fd 3 open on a fresh pipe or
+					// file and returns what reached it.
+					try := func(argv ...string) (string, result) {
+						oo := o
+						oo.env = append(append([]string(nil), o.env...), "ESCAPE_SH="+a.sh)
+						if a.pipe {
+							pr, pw, err := os.Pipe()
+							if err != nil {
+								t.Fatal(err)
+							}
+							defer pr.Close()
+							oo.files = []*os.File{pw}
+							r := run(t, oo, argv...)
+							pw.Close()
+							pr.SetReadDeadline(time.Now().Add(time.Second))
+							b := make([]byte, 64)
+							n, _ := pr.Read(b)
+							return string(b[:n]), r
+						}
+						path := filepath.Join(dir, "leak.txt")
+						f, err := os.Create(path)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer f.Close()
+						oo.files = []*os.File{f}
+						r := run(t, oo, argv...)
+						return mustRead(t, path), r
+					}
+					got, r := try("sh", "-c", controlShell)
+					if !strings.Contains(got, "leak") {
+						if !a.pipe {
+							t.Skipf("control: pidfd_getfd did not work without wrun (needs pidfd_open with PIDFD_THREAD, Linux 6.9): %s", r)
+						}
+						t.Fatalf("control: nothing came through fd 3: %s", r)
+					}
+					for _, g := range []string{"inspect", "write"} {
+						if got, r := try(bins.wrun, "--grant", g, "--", "sh", "-c", a.sh); got != "" {
+							t.Errorf("ESCAPE under --grant %s: the child wrote %q through fd 3 of wrun (which it must not inherit)\n%s", g, got, r)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestEscapeChildKillsWrunToKeepAPlantedCommondir(t *testing.T) {
+	knownEscape(t, "the child shares its Landlock domain with wrun's launch thread, so it may signal it")
+	requireABI(t, 3)
+	base := escapeFixture(t)
+	// The child plants .git/commondir (wrun removes it after the run: the
+	// sweep) pointing at a repository of its making whose config runs a
+	// command, then kills wrun through the launch thread, so no sweep.
+	plant := `mkdir evil && cp -r .git/objects .git/refs evil/ && ` +
+		`printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch %s/pwned; false"\n' "$F" > evil/config && ` +
+		`echo ../evil > .git/commondir && echo "tmp=$TMPDIR" && ` +
+		launchThread + `kill -KILL ${t##*/} 2>/dev/null; done`
+	act := escapeAct{name: "plant commondir, kill wrun", grant: "write", sh: plant,
+		effect: func(F string, r result) string {
+			// wrun could not remove its private TMPDIR: the test does.
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if d, ok := strings.CutPrefix(l, "tmp="); ok && strings.HasPrefix(filepath.Base(d), "wrun-") {
+					os.RemoveAll(d)
+				}
+			}
+			if !exists(filepath.Join(F, "ws", ".git", "commondir")) {
+				return ""
+			}
+			// The user's next git command, without wrun, runs the planted one.
+			exec.Command("git", "-c", "safe.directory=*", "-C", filepath.Join(F, "ws"), "status", "--short").Run()
+			if exists(filepath.Join(F, "pwned")) {
+				return ".git/commondir survived the run, and a plain `git status` ran the planted core.fsmonitor"
+			}
+			return ".git/commondir survived the run"
+		}}
+	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			runActs(t, base, m, []escapeAct{act})
+		})
+	}
+}
+
+// modeChanged: a path's permission bits or mtime differ from the fixture's.
+func modeChanged(base string, rels ...string) func(F string, r result) string {
+	return func(F string, r result) string {
+		for _, rel := range rels {
+			want, err1 := os.Lstat(filepath.Join(base, rel))
+			got, err2 := os.Lstat(filepath.Join(F, rel))
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			if want.Mode() != got.Mode() {
+				return rel + " mode changed from " + want.Mode().String() + " to " + got.Mode().String()
+			}
+			if !want.ModTime().Equal(got.ModTime()) && !want.IsDir() {
+				return rel + " mtime changed to " + got.ModTime().String()
+			}
+		}
+		return ""
+	}
+}
+
+func TestEscapeMetadataWritesOutsideTheGrant(t *testing.T) {
+	knownEscape(t, "Landlock does not restrict chmod, chown or utimes, and wrun adds nothing that does")
+	requireABI(t, 3)
+	base := escapeFixture(t)
+	acts := []escapeAct{
+		{name: "inspect: chmod 4777 a file outside (setuid, world-writable)", grant: "inspect",
+			sh: "chmod 4777 $F/outside/victim", effect: modeChanged(base, "outside/victim")},
+		{name: "inspect: set the mtime of a file outside", grant: "inspect",
+			sh: "touch -m -d 2001-01-01 $F/outside/victim", effect: modeChanged(base, "outside/victim")},
+		{name: "inspect: chmod a file of the read-only workspace", grant: "inspect",
+			sh: "chmod 0777 README", effect: modeChanged(base, "ws/README")},
+		{name: "inspect: chmod the hidden key and ~/.ssh", grant: "inspect",
+			sh: "chmod 0777 $HOME/.ssh $HOME/.ssh/id_test", effect: modeChanged(base, "home/.ssh", "home/.ssh/id_test")},
+		{name: "verify: chmod a source file executable", grant: "verify",
+			sh: "chmod 0755 src/lib.txt", effect: modeChanged(base, "ws/src/lib.txt")},
+		{name: "write: chmod .git/hooks and .git/config world-writable", grant: "write",
+			sh: "chmod 0777 .git/hooks; chmod 0666 .git/config", effect: modeChanged(base, "ws/.git/hooks", "ws/.git/config")},
+	}
+	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			runActs(t, base, m, acts)
+		})
+	}
+}
+
+func TestEscapeFullGrantRedirectsTheGoCacheOfLaterRuns(t *testing.T) {
+	requireABI(t, 3)
+	base := escapeFixture(t)
+	F := freshCopy(t, base, modeRoot)
+	twin := freshCopy(t, base, modeRoot)
+	for _, d := range []string{F, twin} {
+		mustWrite(t, filepath.Join(d, "ws", "go.mod"), "module example.com/x\n\ngo 1.22\n")
+		mustWrite(t, filepath.Join(d, "home", ".bashrc"), "# rc\n")
+		if err := os.MkdirAll(filepath.Join(d, "home", ".cache"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// wrun keeps a private go build cache for sandboxed runs of a workspace
+	// at $XDG_CACHE_HOME/wrun/ws/<sha256(workspace)[:8]>/gocache, which
+	// --grant full (the user's caches are writable) may replace by a
+	// symlink; a later --grant verify run then has the link's target
+	// writable: here $HOME, with ~/.bashrc in it.
+	const state = `d=$XDG_CACHE_HOME/wrun/ws/$(printf %s "$PWD" | sha256sum | cut -c1-16); `
+	plant := state + `mkdir -p $d && ln -s $HOME $d/gocache`
+	use := state + `echo 'touch $F/pwned' >> $d/gocache/.bashrc`
+
+	for i, sh := range []string{plant, use} {
+		if r := run(t, escapeOpts(twin, modeRoot), "sh", "-c", sh); r.code != 0 {
+			t.Fatalf("control, step %d: %s", i+1, r)
+		}
+	}
+	if changedFile(twin, "home/.bashrc", "# rc\n") == "" {
+		t.Fatal("control: ~/.bashrc did not change")
+	}
+	r1 := wrun(t, escapeOpts(F, modeRoot), "--grant", "full", "--", "sh", "-c", plant)
+	r2 := wrun(t, escapeOpts(F, modeRoot), "--grant", "verify", "--", "sh", "-c", use)
+	if e := changedFile(F, "home/.bashrc", "# rc\n"); e != "" {
+		t.Errorf("ESCAPE: a --grant full child planted a symlink at wrun's private go cache; the next --grant verify run wrote through it: %s\nfull: %s\nverify: %s", e, r1, r2)
+	}
+}
+
+// knownEscape skips a test of an escape that still succeeds, saying so,
+// unless WRUN_KNOWN_ESCAPES=1 asks for it: the README lists each one under
+// "Open escapes". The test stays as the reproducer and the check of a fix.
+func knownEscape(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("WRUN_KNOWN_ESCAPES") != "1" {
+		t.Skipf("KNOWN OPEN ESCAPE (README, Open escapes): %s; WRUN_KNOWN_ESCAPES=1 runs it, and it fails", why)
+	}
+}
