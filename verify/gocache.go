@@ -46,7 +46,7 @@ func goScope(in Input, s *Scope) {
 	// is reached from wrun's state root without following any.
 	s.Writable = append(s.Writable, Path{Path: cache, Dir: true, Create: true, Tool: "go",
 		Beneath: filepath.Dir(filepath.Dir(in.StateDir)),
-		Why: "go build cache private to sandboxed runs of this workspace (the user's GOCACHE stays read-only)"})
+		Why:     "go build cache private to sandboxed runs of this workspace (the user's GOCACHE stays read-only)"})
 	s.Env = append(s.Env, EnvVar{Name: "GOCACHE", Value: cache, Why: "the sandbox's own go build cache"})
 	if fileExists(filepath.Join(cache, GoCacheSeeded)) {
 		return // warm: the go command uses it directly
