@@ -94,6 +94,12 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		if err := makeUndumpable(); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
+		if !pl.Options.KeepBackground {
+			// Once every sandboxed process has ended, wrun may be dumpable
+			// again: a retry that needs the second stage must exec
+			// /proc/self/exe, which a process that is not dumpable cannot.
+			defer func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0) }()
+		}
 		// The launch goroutine starts first so that the runtime's creation
 		// of its thread overlaps with building the ruleset.
 		ready := make(chan *ruleset, 1)
