@@ -106,7 +106,7 @@ func TestRegistryWriteUnderVerifyNamesTheRoute(t *testing.T) {
 	if err := os.MkdirAll(reg, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o := runOpts{dir: ws, env: []string{"HOME=" + home}}
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "CARGO_HOME=" + filepath.Join(home, ".cargo")}}
 	// Control: without wrun the write succeeds.
 	if got := bare(t, o, "write", filepath.Join(reg, "control")); got != "ok" {
 		t.Fatalf("control: %s", got)

@@ -43,9 +43,13 @@ func goScope(in Input, s *Scope) {
 	cache := filepath.Join(in.StateDir, "gocache")
 	// A child with a wider grant (full writes the home directory) could
 	// have planted a symbolic link on the way (gocache -> $HOME): the cache
-	// is reached from wrun's state root without following any.
+	// is reached from wrun's state root without following any. The root
+	// itself is made on first use, and refused if it is a link.
+	root := filepath.Dir(filepath.Dir(in.StateDir))
+	s.Prepare = append(s.Prepare, Step{Kind: StepStateRoot, Dir: root,
+		Why: "wrun's state directory, made on first use (mode 0700) and never a symbolic link"})
 	s.Writable = append(s.Writable, Path{Path: cache, Dir: true, Create: true, Tool: "go",
-		Beneath: filepath.Dir(filepath.Dir(in.StateDir)),
+		Beneath: root,
 		Why:     "go build cache private to sandboxed runs of this workspace (the user's GOCACHE stays read-only)"})
 	s.Env = append(s.Env, EnvVar{Name: "GOCACHE", Value: cache, Why: "the sandbox's own go build cache"})
 	if fileExists(filepath.Join(cache, GoCacheSeeded)) {

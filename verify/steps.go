@@ -27,6 +27,11 @@ const (
 	// StepRemoveIfEmpty removes Dir if it is an empty file or an empty
 	// directory: what wrun created for the run and the run did not use.
 	StepRemoveIfEmpty = "remove-if-empty"
+	// StepStateRoot makes wrun's state directory Dir on first use (mode
+	// 0700, its missing parents too) and checks that it is a directory of
+	// this user and not a symbolic link: the paths wrun keeps beneath it
+	// are reached from it without following links, so it must be real.
+	StepStateRoot = "state-root"
 )
 
 // Step is an action wrun takes outside the sandbox, before the child
@@ -65,6 +70,10 @@ func Prepare(steps []Step) (*Session, error) {
 				continue
 			}
 			s.held[st.Dir] = f
+		case StepStateRoot:
+			if err := EnsureStateRoot(st.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			}
 		case StepGitShim:
 			if err := os.MkdirAll(st.Dir, 0o755); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
@@ -128,4 +137,38 @@ func removeIfEmpty(path string) {
 		return
 	}
 	_ = root.Remove(name) // a directory only goes if it is empty
+}
+
+// EnsureStateRoot creates dir, wrun's state directory, if it is missing
+// (mode 0700; missing parents 0700 too, as the XDG base directory
+// specification asks), and checks that what is there is a directory owned
+// by this user and not a symbolic link. Existing parents are the user's
+// choice and may be links (a home directory on another disk); the state
+// directory itself may not, since wrun reaches everything beneath it
+// without following links and a link there would redirect all of it.
+func EnsureStateRoot(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("state directory %q is not absolute", dir)
+	}
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return fmt.Errorf("creating the parent of wrun's state directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("creating wrun's state directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("checking wrun's state directory: %w", err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("wrun's state directory %s is a symbolic link; refusing to follow it (remove it, and wrun makes a new one)", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("wrun's state directory %s is not a directory", dir)
+	}
+	if owner, ok := fileOwner(fi); ok && owner != os.Geteuid() {
+		return fmt.Errorf("wrun's state directory %s belongs to uid %d, not to this user (uid %d)", dir, owner, os.Geteuid())
+	}
+	return nil
 }
