@@ -20,8 +20,9 @@
 //     sandbox is never one of them, and protected paths get no widening at
 //     all;
 //   - the escalation request (Request), its versioned JSON Schema
-//     (schema/request.v1.json) and a validator for it, and the one-line
-//     plain-words summary of each denial for stderr;
+//     (schema/request.v1.json, RequestSchema; tests check requests against
+//     it with internal/schematest), and the one-line plain-words summary of
+//     each denial for stderr;
 //   - inferred denials: a heuristic reading of the child's stderr for
 //     EACCES, EPERM and EROFS messages, kept only when the policy would
 //     indeed deny them (Analyzer.Infer);

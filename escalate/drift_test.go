@@ -169,7 +169,7 @@ func TestCheckOnComputedPolicies(t *testing.T) {
 			ds := tc.op.Denials(a.Check(tc.op))
 			req := a.Request(runEnd, ds)
 			b, _ := req.JSON()
-			if err := ValidateRequest(b); err != nil {
+			if err := validateRequest(b); err != nil {
 				t.Errorf("%s %+v: %v", tc.grant, tc.op, err)
 			}
 			checkAlternatives(t, a, req.Denials[0].Alternatives)

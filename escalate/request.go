@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -18,6 +19,14 @@ const (
 	SchemaID      = "https://wrun.dev/schema/escalation-request.v1.json"
 	SchemaVersion = 1
 )
+
+//go:embed schema/request.v1.json
+var requestSchemaJSON []byte
+
+// RequestSchema returns the published JSON Schema of the request (a copy of
+// schema/request.v1.json). wrun does not validate its own requests at run
+// time; its tests check every request they build against this schema.
+func RequestSchema() []byte { return bytes.Clone(requestSchemaJSON) }
 
 // The values of DeniedAct.Evidence.
 const (

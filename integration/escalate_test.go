@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/internal/schematest"
 )
 
 // summary is the --json object a run prints on stderr at exit.
@@ -27,6 +28,9 @@ type summary struct {
 	} `json:"retry"`
 }
 
+// validateRequest checks a request document against the published schema.
+func validateRequest(doc []byte) error { return schematest.Validate(escalate.RequestSchema(), doc) }
+
 // runJSON runs wrun --json and returns its summary, with the request
 // checked against the schema.
 func runJSON(t *testing.T, o runOpts, args ...string) (summary, *escalate.Request, result) {
@@ -40,7 +44,7 @@ func runJSON(t *testing.T, o runOpts, args ...string) (summary, *escalate.Reques
 	if len(s.Request) == 0 {
 		return s, nil, r
 	}
-	if err := escalate.ValidateRequest(s.Request); err != nil {
+	if err := validateRequest(s.Request); err != nil {
 		t.Fatalf("the request is not valid against the schema: %v\n%s", err, s.Request)
 	}
 	var req escalate.Request
@@ -93,7 +97,7 @@ func TestRequestNamesTheWriteAndTheRight(t *testing.T) {
 		t.Errorf("a request for a run that was denied nothing")
 	}
 	_, _, _ = runJSON(t, runOpts{dir: ws}, "--escalation-file", file, "--", "sh", "-c", "echo x > "+outside)
-	if err := escalate.ValidateRequest([]byte(mustRead(t, file))); err != nil {
+	if err := validateRequest([]byte(mustRead(t, file))); err != nil {
 		t.Errorf("--escalation-file: %v", err)
 	}
 }
@@ -183,7 +187,7 @@ func TestApproverWidensAndTheRetrySucceeds(t *testing.T) {
 	if r.code != 0 || s.Retry.ExitCode != 0 || mustRead(t, target) != "ok\n" {
 		t.Fatalf("the retry did not succeed: exit %d\n%s", r.code, r)
 	}
-	if err := escalate.ValidateRequest([]byte(mustRead(t, log))); err != nil {
+	if err := validateRequest([]byte(mustRead(t, log))); err != nil {
 		t.Errorf("the approver got an invalid request: %v", err)
 	}
 	if !strings.Contains(strings.Join(s.Decision.Args, " "), "--allow-write "+outDir) {

@@ -1,8 +1,7 @@
-package escalate
+package schematest
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,17 +15,10 @@ import (
 	"time"
 )
 
-//go:embed schema/request.v1.json
-var requestSchemaJSON []byte
-
-// RequestSchema returns the JSON Schema of the request (a copy of
-// schema/request.v1.json).
-func RequestSchema() []byte { return bytes.Clone(requestSchemaJSON) }
-
-// ValidateRequest checks a request document against its JSON Schema. The
-// error lists every violation, each with its JSON pointer.
-func ValidateRequest(doc []byte) error {
-	s, err := CompileSchema(requestSchemaJSON)
+// Validate checks doc against the JSON Schema schema. The error lists every
+// violation, each with its JSON pointer.
+func Validate(schema, doc []byte) error {
+	s, err := Compile(schema)
 	if err != nil {
 		return err
 	}
@@ -47,15 +39,20 @@ type Schema struct {
 	regex map[string]*regexp.Regexp
 }
 
-var schemaKeywords = []string{
-	"$schema", "$id", "$comment", "title", "description", "$defs", "$ref",
-	"type", "enum", "const", "properties", "required", "additionalProperties",
-	"items", "prefixItems", "minItems", "maxItems", "minLength", "pattern",
-	"minimum", "maximum", "format", "allOf", "anyOf", "oneOf", "not",
+// isKeyword reports whether k is a keyword this validator knows.
+func isKeyword(k string) bool {
+	switch k {
+	case "$schema", "$id", "$comment", "title", "description", "$defs", "$ref",
+		"type", "enum", "const", "properties", "required", "additionalProperties",
+		"items", "prefixItems", "minItems", "maxItems", "minLength", "pattern",
+		"minimum", "maximum", "format", "allOf", "anyOf", "oneOf", "not":
+		return true
+	}
+	return false
 }
 
-// CompileSchema parses and checks a schema.
-func CompileSchema(b []byte) (*Schema, error) {
+// Compile parses and checks a schema.
+func Compile(b []byte) (*Schema, error) {
 	v, err := decodeJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
@@ -93,7 +90,7 @@ func (s *Schema) check(node any, at string) error {
 	for _, k := range keys {
 		v := m[k]
 		where := at + "/" + k
-		if !slices.Contains(schemaKeywords, k) {
+		if !isKeyword(k) {
 			return fmt.Errorf("%s: keyword %q is not supported by this validator", at, k)
 		}
 		switch k {
