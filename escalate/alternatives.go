@@ -104,7 +104,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		if !a.resolves(f, a.grantRules(x.newGrant)) {
 			return Alternative{}, false
 		}
-		alt.Args = []string{"--grant", CompactSpec(x.newGrant)}
+		alt.Args = []string{"--grant", x.newGrant.Compact()}
 		alt.Grant = x.newGrant.String()
 		equivalent = x.newGrant
 	case KindRoute:
@@ -139,7 +139,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 func (a *Analyzer) exceeds(g grant.Grant, alt Alternative) []string {
 	ex := widening(a.p.Grant, g, a.ceiling.Grant)
 	if alt.Kind == KindAllowWrite && len(ex) > 0 {
-		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", alt.Args[1], CompactSpec(g), strings.Join(ex, "; "))}
+		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", alt.Args[1], g.Compact(), strings.Join(ex, "; "))}
 	}
 	return ex
 }

@@ -330,32 +330,6 @@ func equalCommands(a, b [][]string) bool {
 	return slices.EqualFunc(a, b, func(x, y []string) bool { return slices.Equal(x, y) })
 }
 
-func TestCompactSpec(t *testing.T) {
-	for _, spec := range []string{"inspect", "verify", "write", "full", "verify,network=off", "verify,shell=full",
-		"files=none,shell=none", "full,desktop=on", "inspect,tools=cargo+git", "inspect,tools=none", "write,network=on,desktop=on"} {
-		g, err := grant.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := CompactSpec(g)
-		back, err := grant.Parse(c)
-		if err != nil || !back.Equal(g) {
-			t.Errorf("CompactSpec(%s) = %q, which parses back to %v, %v", spec, c, back, err)
-		}
-	}
-	for spec, want := range map[string]string{
-		"files=read,shell=verify,network=off,desktop=off": "verify,network=off",
-		"files=read,shell=full,network=on,desktop=off":    "verify,shell=full",
-		"files=read,shell=inspect,network=on,desktop=off": "inspect,network=on",
-		"files=write,shell=verify,network=on,desktop=on":  "write,network=on,desktop=on",
-	} {
-		g, _ := grant.Parse(spec)
-		if got := CompactSpec(g); got != want {
-			t.Errorf("CompactSpec(%s) = %q, want %q", spec, got, want)
-		}
-	}
-}
-
 func TestWithFlag(t *testing.T) {
 	tests := []struct{ argv, want string }{
 		{"cargo test", "cargo test --offline"},

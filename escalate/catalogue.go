@@ -281,11 +281,11 @@ func (x *expander) value(p string) string {
 	case "{desktop}":
 		return g.Desktop.String()
 	case "{grant}":
-		return CompactSpec(g)
+		return g.Compact()
 	case "{new_grant}":
-		return CompactSpec(x.newGrant)
+		return x.newGrant.Compact()
 	case "{route_grant}":
-		return CompactSpec(x.routeGrant)
+		return x.routeGrant.Compact()
 	case "{command}":
 		return shellJoin(x.a.argv())
 	}
@@ -346,45 +346,8 @@ func applySet(g grant.Grant, set map[string]string) grant.Grant {
 	return out
 }
 
-// CompactSpec renders g as the shortest spec grant.Parse reads back to g:
-// the preset it differs least from, then the fields that differ
-// ("verify,network=off").
-func CompactSpec(g grant.Grant) string {
-	// The preset with the fewest differences; on a tie, the one that
-	// shares more of files and shell (what a preset is mostly about), then
-	// the narrower.
-	best, bestN, bestLocal := "", -1, 0
-	for _, p := range grant.Presets() {
-		var diff []string
-		add := func(field, have, base string) {
-			if have != base {
-				diff = append(diff, field+"="+have)
-			}
-		}
-		add("files", g.Files.String(), p.Grant.Files.String())
-		add("shell", g.Shell.String(), p.Grant.Shell.String())
-		add("network", g.Network.String(), p.Grant.Network.String())
-		add("desktop", g.Desktop.String(), p.Grant.Desktop.String())
-		local := 0
-		if p.Grant.Files == g.Files {
-			local++
-		}
-		if p.Grant.Shell == g.Shell {
-			local++
-		}
-		if bestN < 0 || len(diff) < bestN || len(diff) == bestN && local > bestLocal {
-			best, bestN, bestLocal = strings.Join(append([]string{p.Name}, diff...), ","), len(diff), local
-		}
-	}
-	if g.Tools != nil {
-		if len(g.Tools) == 0 {
-			best += ",tools=none"
-		} else {
-			best += ",tools=" + strings.Join(g.Tools, "+")
-		}
-	}
-	return best
-}
+// CompactSpec is g.Compact(), kept for the callers not yet switched to it.
+func CompactSpec(g grant.Grant) string { return g.Compact() }
 
 // withFlag puts flag after the subcommand of a cargo or npm command line
 // (before any "--"), or at the end of any other; it changes nothing if the

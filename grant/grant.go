@@ -229,15 +229,53 @@ func parseTools(val string) ([]string, error) {
 // String renders the grant in canonical field form, which Parse accepts:
 // "files=read,shell=inspect,network=off,desktop=off".
 func (g Grant) String() string {
-	s := fmt.Sprintf("files=%s,shell=%s,network=%s,desktop=%s", g.Files, g.Shell, g.Network, g.Desktop)
-	if g.Tools != nil {
-		if len(g.Tools) == 0 {
-			s += ",tools=none"
-		} else {
-			s += ",tools=" + strings.Join(g.Tools, "+")
+	return fmt.Sprintf("files=%s,shell=%s,network=%s,desktop=%s", g.Files, g.Shell, g.Network, g.Desktop) + g.toolsField()
+}
+
+// toolsField is the tools field as String and Compact end with:
+// ",tools=a+b", ",tools=none", or "" when tools are not restricted.
+func (g Grant) toolsField() string {
+	switch {
+	case g.Tools == nil:
+		return ""
+	case len(g.Tools) == 0:
+		return ",tools=none"
+	}
+	return ",tools=" + strings.Join(g.Tools, "+")
+}
+
+// Compact renders the grant as the shortest spec Parse reads back to it: the
+// preset it differs least from, then the fields that differ
+// ("verify,network=off"). It is how a grant is shown to a person or put in
+// a command line; String is the canonical, field-by-field form.
+func (g Grant) Compact() string {
+	// The preset with the fewest differences; on a tie, the one that
+	// shares more of files and shell (what a preset is mostly about), then
+	// the narrower.
+	best, bestN, bestLocal := "", -1, 0
+	for _, p := range Presets() {
+		var diff []string
+		add := func(field, have, base string) {
+			if have != base {
+				diff = append(diff, field+"="+have)
+			}
+		}
+		add("files", g.Files.String(), p.Grant.Files.String())
+		add("shell", g.Shell.String(), p.Grant.Shell.String())
+		add("network", g.Network.String(), p.Grant.Network.String())
+		add("desktop", g.Desktop.String(), p.Grant.Desktop.String())
+		local := 0
+		if p.Grant.Files == g.Files {
+			local++
+		}
+		if p.Grant.Shell == g.Shell {
+			local++
+		}
+		if bestN < 0 || len(diff) < bestN || len(diff) == bestN && local > bestLocal {
+			best, bestN, bestLocal = strings.Join(append([]string{p.Name}, diff...), ","), len(diff), local
 		}
 	}
-	return s
+	return best + g.toolsField()
 }
 
 // Name returns the preset this grant equals, or "custom".

@@ -186,3 +186,29 @@ func TestUnion(t *testing.T) {
 		}
 	}
 }
+
+func TestCompact(t *testing.T) {
+	for _, spec := range []string{"inspect", "verify", "write", "full", "verify,network=off", "verify,shell=full",
+		"files=none,shell=none", "full,desktop=on", "inspect,tools=cargo+git", "inspect,tools=none", "write,network=on,desktop=on"} {
+		g, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := g.Compact()
+		back, err := Parse(c)
+		if err != nil || !back.Equal(g) {
+			t.Errorf("Compact(%s) = %q, which parses back to %v, %v", spec, c, back, err)
+		}
+	}
+	for spec, want := range map[string]string{
+		"files=read,shell=verify,network=off,desktop=off": "verify,network=off",
+		"files=read,shell=full,network=on,desktop=off":    "verify,shell=full",
+		"files=read,shell=inspect,network=on,desktop=off": "inspect,network=on",
+		"files=write,shell=verify,network=on,desktop=on":  "write,network=on,desktop=on",
+	} {
+		g, _ := Parse(spec)
+		if got := g.Compact(); got != want {
+			t.Errorf("Compact(%s) = %q, want %q", spec, got, want)
+		}
+	}
+}
