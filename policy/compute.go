@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/verify"
 )
 
@@ -266,14 +267,11 @@ func Within(path, base string) bool {
 	return path == base || strings.HasPrefix(path, base+"/")
 }
 
+// envLookup is a verify.Input's Getenv for the environment list env.
 func envLookup(env []string) func(string) string {
 	return func(name string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-				return v
-			}
-		}
-		return ""
+		v, _ := envlist.Lookup(env, name)
+		return v
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/wrun-dev/wrun/internal/envlist"
 )
 
 // Git's object directory is chosen by the environment (GIT_OBJECT_DIRECTORY),
@@ -34,12 +36,8 @@ const (
 // with and the real git's path ("" when unknown).
 func GitShimEnv(args []string, cwd string, env []string) (newEnv []string, realGit string) {
 	get := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
+		v, _ := envlist.Lookup(env, k)
+		return v
 	}
 	realGit = get(EnvGitReal)
 	common, q := get(EnvGitCommonDir), get(EnvGitQuarantine)

@@ -11,7 +11,9 @@ type Input struct {
 	Workdir string
 	// Home is the invoking user's home directory.
 	Home string
-	// Getenv looks up the invoking environment.
+	// Getenv looks up the invoking environment (nil: nothing is set).
+	// Callers holding the environment as a list build it with
+	// envlist.Lookup.
 	Getenv func(string) string
 	// StateDir is a directory private to sandboxed runs of this workspace,
 	// kept between runs (for warm caches that unsandboxed builds never use).
@@ -73,9 +75,7 @@ type Scope struct {
 // config files, the git repository) but changes nothing.
 func Compute(in Input) Scope {
 	var s Scope
-	if in.Getenv == nil {
-		in.Getenv = func(string) string { return "" }
-	}
+	in = in.withGetenv()
 	repo, err := FindRepo(in.Workdir)
 	if err != nil {
 		s.Notes = append(s.Notes, "git: "+err.Error())
@@ -86,6 +86,14 @@ func Compute(in Input) Scope {
 	gitScope(in, repo, &s)
 	npmScope(in, &s)
 	return s
+}
+
+// withGetenv returns in with Getenv set: a nil Getenv finds nothing set.
+func (in Input) withGetenv() Input {
+	if in.Getenv == nil {
+		in.Getenv = func(string) string { return "" }
+	}
+	return in
 }
 
 // within reports whether path is base or lies beneath it.

@@ -23,9 +23,7 @@ type ToolDirs struct {
 // UserToolDirs locates the user's tool caches for in (Workdir, Home and
 // Getenv are used).
 func UserToolDirs(in Input) ToolDirs {
-	if in.Getenv == nil {
-		in.Getenv = func(string) string { return "" }
-	}
+	in = in.withGetenv()
 	d := ToolDirs{CargoHome: cargoHome(in), GoModCache: goModCache(in), GoCache: userGoCache(in)}
 	d.CacheHome = in.Getenv("XDG_CACHE_HOME")
 	if !filepath.IsAbs(d.CacheHome) {
