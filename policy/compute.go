@@ -165,6 +165,8 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	if g.Files == grant.FilesWrite {
 		p.add(Rule{Path: h.Workdir, Access: ReadWrite, Source: "grant", Why: "the workspace (files=write)"})
 	}
+	// verify's scope is complete (paths, what wrun creates, Beneath, why):
+	// here it is only translated into rules.
 	var vscope verify.Scope
 	if g.Shell >= grant.ShellVerify {
 		vscope = verify.Compute(VerifyInput(g, h))
@@ -182,24 +184,16 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 					create = CreateDir
 				}
 			}
-			r := Rule{Path: w.Path, Access: acc, Source: "verify:" + w.Tool, Why: w.Why, Create: create, Optional: !w.Create}
-			switch {
-			case w.Beneath != "":
-				r.Beneath = w.Beneath
-			case Within(r.Path, h.Workdir) && r.Path != h.Workdir:
-				r.Beneath = h.Workdir
-			}
-			p.add(r)
+			p.add(Rule{Path: w.Path, Access: acc, Source: "verify:" + w.Tool, Why: w.Why, Create: create, Optional: !w.Create, Beneath: w.Beneath})
+		}
+		// shell=full: the user's own tool caches.
+		for _, c := range vscope.UserCaches {
+			p.add(Rule{Path: c.Path, Access: ReadWrite, Source: "full:" + c.Tool, Why: c.Why, Optional: true})
 		}
 		p.ReadOnly = append(p.ReadOnly, vscope.ReadOnly...)
 		p.Notes = append(p.Notes, vscope.Notes...)
 		p.Prepare = append(p.Prepare, vscope.Prepare...)
 		p.Finish = append(p.Finish, vscope.Finish...)
-	}
-	if g.Shell == grant.ShellFull {
-		for _, c := range userCaches(h) {
-			p.add(Rule{Path: c.Path, Access: ReadWrite, Source: "full:" + c.Tool, Why: c.Why, Optional: true})
-		}
 	}
 	for _, r := range o.AllowRead {
 		p.add(Rule{Path: r, Access: ReadExec, Source: "--allow-read", Why: "granted on the command line"})
@@ -228,14 +222,19 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 
 // VerifyInput is what verify mode's scope depends on, for grant g on host
 // h: the workspace, the environment, a state directory private to
-// sandboxed runs of this workspace.
+// sandboxed runs of this workspace. It is the one place verify's input is
+// built; Compute uses it too.
 func VerifyInput(g grant.Grant, h Host) verify.Input {
 	stateDir := ""
 	if h.StateDir != "" {
 		sum := sha256.Sum256([]byte(h.Workdir))
 		stateDir = filepath.Join(h.StateDir, "ws", hex.EncodeToString(sum[:8]))
 	}
-	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: envLookup(h.Env),
+	getenv := func(name string) string {
+		v, _ := envlist.Lookup(h.Env, name)
+		return v
+	}
+	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
 		StateDir: stateDir, TempDir: h.TempDir, Self: h.Self,
 		SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite}
 }
@@ -265,34 +264,6 @@ func Within(path, base string) bool {
 		return strings.HasPrefix(path, "/")
 	}
 	return path == base || strings.HasPrefix(path, base+"/")
-}
-
-// envLookup is a verify.Input's Getenv for the environment list env.
-func envLookup(env []string) func(string) string {
-	return func(name string) string {
-		v, _ := envlist.Lookup(env, name)
-		return v
-	}
-}
-
-// userCaches are the tool caches that shell=full makes writable.
-func userCaches(h Host) []verify.Path {
-	d := verify.UserToolDirs(verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: envLookup(h.Env)})
-	var out []verify.Path
-	add := func(path, tool, why string) {
-		if path != "" {
-			out = append(out, verify.Path{Path: filepath.Clean(path), Dir: true, Tool: tool, Why: why})
-		}
-	}
-	add(d.CacheHome, "xdg", "the user's cache directory (shell=full)")
-	if d.CargoHome != "" {
-		add(filepath.Join(d.CargoHome, "registry"), "cargo", "cargo's download cache (shell=full)")
-		add(filepath.Join(d.CargoHome, "git"), "cargo", "cargo's git checkouts (shell=full)")
-	}
-	add(d.GoCache, "go", "the user's go build cache (shell=full)")
-	add(d.GoModCache, "go", "the go module cache (shell=full)")
-	add(d.NpmCache, "npm", "npm's cache (shell=full)")
-	return out
 }
 
 // exists reports whether path exists (without following a final symlink).

@@ -25,7 +25,7 @@ type Input struct {
 	// command's build cache (GOCACHEPROG); "" disables that.
 	Self string
 	// SharedCaches is set under shell=full, where the user's own tool caches
-	// are writable and no private cache is needed.
+	// are writable (Scope.UserCaches) and no private cache is needed.
 	SharedCaches bool
 	// WorkspaceWritable is set under files=write: a repository inside the
 	// workspace is writable already and needs no quarantine.
@@ -42,7 +42,9 @@ type Path struct {
 	// Beneath, when set, is a trusted directory above Path whose contents
 	// are not trusted (a repository, a cargo workspace): Path is reached
 	// from it without following symbolic links, so a planted link cannot
-	// redirect the grant.
+	// redirect the grant. Compute sets it on every writable path inside
+	// the workspace: the workspace root, unless the tool names a nearer
+	// directory.
 	Beneath string
 }
 
@@ -59,11 +61,17 @@ type EnvVar struct {
 	Name, Value, Why string
 }
 
-// Scope is the bounded write scope for one invocation.
+// Scope is the bounded write scope for one invocation, complete: the
+// policy layer only translates it into rules.
 type Scope struct {
+	// Writable are the paths verify mode makes writable.
 	Writable []Path
-	ReadOnly []ReadOnly
-	Env      []EnvVar
+	// UserCaches are the user's own tool caches, which shell=full
+	// (Input.SharedCaches) makes writable; nil otherwise. They exist
+	// whether or not this workspace uses the tool.
+	UserCaches []Path
+	ReadOnly   []ReadOnly
+	Env        []EnvVar
 	// Prepare and Finish are run by wrun, unsandboxed, around the child
 	// (see Prepare and Session.Finish).
 	Prepare []Step
@@ -85,6 +93,18 @@ func Compute(in Input) Scope {
 	goScope(in, &s)
 	gitScope(in, repo, &s)
 	npmScope(in, &s)
+	// A path inside the workspace is reached from the workspace root
+	// unless its tool named a nearer trusted directory: the child may
+	// plant links anywhere in a workspace it can write.
+	for i := range s.Writable {
+		w := &s.Writable[i]
+		if w.Beneath == "" && in.Workdir != "" && within(w.Path, in.Workdir) && w.Path != in.Workdir {
+			w.Beneath = in.Workdir
+		}
+	}
+	if in.SharedCaches {
+		s.UserCaches = userCaches(in)
+	}
 	return s
 }
 

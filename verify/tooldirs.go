@@ -37,3 +37,23 @@ func UserToolDirs(in Input) ToolDirs {
 	}
 	return d
 }
+
+// userCaches are the user's tool caches that shell=full makes writable.
+func userCaches(in Input) []Path {
+	d := UserToolDirs(in)
+	var out []Path
+	add := func(path, tool, why string) {
+		if path != "" {
+			out = append(out, Path{Path: filepath.Clean(path), Dir: true, Tool: tool, Why: why})
+		}
+	}
+	add(d.CacheHome, "xdg", "the user's cache directory (shell=full)")
+	if d.CargoHome != "" {
+		add(filepath.Join(d.CargoHome, "registry"), "cargo", "cargo's download cache (shell=full)")
+		add(filepath.Join(d.CargoHome, "git"), "cargo", "cargo's git checkouts (shell=full)")
+	}
+	add(d.GoCache, "go", "the user's go build cache (shell=full)")
+	add(d.GoModCache, "go", "the go module cache (shell=full)")
+	add(d.NpmCache, "npm", "npm's cache (shell=full)")
+	return out
+}
