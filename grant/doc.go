@@ -1,11 +1,15 @@
-// Package grant owns wrun's one authority object: the Grant.
+// Package grant defines what a sandboxed child may do: the Grant, wrun's one
+// authority object, with its presets, parsing, printing and narrowing.
 //
 // A Grant says what a sandboxed child may do, in five fields (files, shell,
 // network, desktop, tools). Presets such as "inspect" and "verify" are named
 // values of the same type, never a second model. The package parses grant
-// specs from the command line, renders them back in canonical form and in
-// plain words, and intersects grants so that a nested or delegated grant can
-// only ever narrow its parent's ceiling.
+// specs from the command line; renders them back in canonical form
+// (String), as the shortest spec that reads back the same (Compact) and in
+// plain words (Describe); and intersects grants so that a nested or
+// delegated grant can only ever narrow its parent's ceiling. Every other
+// package that shows or narrows a grant calls these rather than formatting
+// or comparing fields itself.
 //
 // Everything here is pure: no file system, no kernel.
 package grant

@@ -1,14 +1,18 @@
-// Package verify computes the bounded write scope of verify mode: where
-// cargo, go, git and npm must be able to write for a build, a test run or a
-// fetch to succeed, and nothing more. It is toolchain-aware, never a
-// command allowlist: the scope depends on the workspace and the environment,
-// not on which command runs.
+// Package verify computes where build, test and git tools must be able to
+// write under shell=verify (and which of the user's own tool caches
+// shell=full opens), and nothing more: the bounded write scope, never a
+// command allowlist. The scope depends on the workspace and the
+// environment (cargo, go, git, npm), not on which command runs.
 //
 // Compute is the pure part (it reads manifests, config files and the
-// repository, and changes nothing): paths with the tool that needs them
-// and why, paths deliberately kept read-only and the attack that stops,
-// environment changes, and Steps, data that says what wrun does itself
-// outside the sandbox before and after the child runs.
+// repository, and changes nothing). Its Scope is complete, so that the
+// policy layer only translates it into rules: writable paths with the tool
+// that needs them, why, whether wrun creates them and the trusted directory
+// each is reached from without following links (Beneath); under shell=full
+// the user's tool caches; paths deliberately kept read-only and the attack
+// that stops; environment changes; and Steps, data that says what wrun does
+// itself outside the sandbox before and after the child runs. Its input
+// is built once, by policy.VerifyInput.
 //
 // The steps are carried out by Prepare and Session.Finish. The one that
 // matters is the git quarantine (quarantine.go): new objects go to a
