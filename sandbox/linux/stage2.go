@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -31,23 +30,13 @@ import (
 // Stage2 when it sees it.
 const Stage2Arg0 = "wrun:stage2"
 
-// stage2Spec is everything the second stage needs, sent through a pipe.
+// stage2Spec is everything the second stage needs, sent through a pipe:
+// the restriction the launch thread would apply, and the command.
 type stage2Spec struct {
-	AttrFS   uint64             `json:"handled_fs"`
-	AttrNet  uint64             `json:"handled_net"`
-	AttrScp  uint64             `json:"scoped"`
-	Rules    []fsRule           `json:"rules"`
-	Mounts   []policy.Protected `json:"mounts"`
-	DenyInet bool               `json:"deny_inet"`
-	DenyUnix bool               `json:"deny_unix"`
-	Observe  bool               `json:"observe"`
-	Seccomp  bool               `json:"seccomp"`
-	Landlock bool               `json:"landlock"`
-	// AuditLog asks Landlock to log the command's denials: wrun reads them.
-	AuditLog bool     `json:"audit_log,omitempty"`
-	Argv     []string `json:"argv"`
-	Env      []string `json:"env"`
-	Cwd      string   `json:"cwd"`
+	Restriction restriction `json:"restriction"`
+	Argv        []string    `json:"argv"`
+	Env         []string    `json:"env"`
+	Cwd         string      `json:"cwd"`
 	// ExtraFDs counts the descriptors the caller named for the command
 	// (sandbox.Command.ExtraFiles): they arrive as 5, 6, ...
 	ExtraFDs int `json:"extra_fds,omitempty"`
@@ -66,13 +55,12 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, start
 	runtime.LockOSThread() // the child's PDEATHSIG is tied to this thread
 	fail := func(code int, err error) { started <- startResult{err: &sandbox.StartError{Code: code, Err: err}} }
 	spec := stage2Spec{
-		AttrFS: pl.attr.handledFS, AttrNet: pl.attr.handledNet, AttrScp: pl.attr.scoped,
-		Rules: pl.fsRules(), Mounts: pl.Mounts,
-		DenyInet: pl.seccomp.DenyInet, DenyUnix: pl.seccomp.DenyUnix, Observe: pl.seccomp.Observe,
-		Seccomp: pl.Features.Seccomp, Landlock: pl.ABI > 0, AuditLog: auditLog,
-		Argv: c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
+		Restriction: *pl.restriction(auditLog),
+		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs: len(c.ExtraFiles),
 	}
+	// The stage is cloned into a mount namespace of its own.
+	spec.Restriction.InMountNS = true
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		fail(125, err)
@@ -217,47 +205,23 @@ func Stage2() {
 		fail(125, fmt.Errorf("second stage: reading the sandbox: %w", err))
 	}
 	unix.Close(3)
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
-		fail(125, fmt.Errorf("making mounts private to the sandbox: %w", err))
+	r := &spec.Restriction
+	rs, err := r.ruleset()
+	if err != nil {
+		fail(125, err)
 	}
-	for _, m := range spec.Mounts {
-		if err := protectPath(m); err != nil {
-			fail(125, err)
-		}
-	}
-	attr := rulesetAttr{handledFS: spec.AttrFS, handledNet: spec.AttrNet, scoped: spec.AttrScp}
-	var rs *ruleset
-	if spec.Landlock {
-		var err error
-		if rs, err = buildRuleset(attr, spec.Rules); err != nil {
-			fail(125, err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fail(125, fmt.Errorf("setting no_new_privs: %w", err))
-	}
-	// The first process of a user namespace holds every capability in it.
-	if err := dropCapabilities(); err != nil {
+	listener, err := restrict(r, rs, r.filter())
+	if err != nil {
 		fail(125, err)
 	}
 	if rs != nil {
-		if err := restrictSelf(rs, spec.AuditLog); err != nil {
-			fail(125, err)
-		}
 		rs.close()
 	}
-	if spec.Seccomp {
-		prog := buildFilter(seccompSpec{DenyInet: spec.DenyInet, DenyUnix: spec.DenyUnix, Observe: spec.Observe})
-		listener, err := loadFilter(prog, spec.Observe)
-		if err != nil {
-			fail(125, err)
+	if listener >= 0 {
+		if err := unix.Sendmsg(back, []byte{'L'}, unix.UnixRights(listener), nil, 0); err != nil {
+			fail(125, fmt.Errorf("handing the observer its descriptor: %w", err))
 		}
-		if listener >= 0 {
-			if err := unix.Sendmsg(back, []byte{'L'}, unix.UnixRights(listener), nil, 0); err != nil {
-				fail(125, fmt.Errorf("handing the observer its descriptor: %w", err))
-			}
-			unix.Close(listener)
-		}
+		unix.Close(listener)
 	}
 	if err := os.Chdir(spec.Cwd); err != nil {
 		fail(125, fmt.Errorf("entering %s: %w", spec.Cwd, err))
