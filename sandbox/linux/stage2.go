@@ -43,11 +43,71 @@ type stage2Spec struct {
 }
 
 // The second stage talks back over a SOCK_SEQPACKET socket: an optional
-// "L" message carrying the seccomp listener, then either an "E" message with
-// a start error or end-of-file when the command has been executed.
+// stageListener message carrying the seccomp listener, then either a
+// stageStartError message or end-of-file when the command has been
+// executed.
+
+// stageMsgKind is the first byte of a message from the second stage.
+type stageMsgKind byte
+
+const (
+	// stageListener carries the seccomp listener as SCM_RIGHTS; it has no
+	// body.
+	stageListener stageMsgKind = 'L'
+	// stageStartError carries a stage2Err as JSON: the command was not
+	// executed.
+	stageStartError stageMsgKind = 'E'
+)
+
+// stage2Err is why the second stage could not execute the command, and
+// the exit status wrun reports for it.
 type stage2Err struct {
 	Code int    `json:"code"`
 	Msg  string `json:"msg"`
+}
+
+// stageMsg is one message from the second stage.
+type stageMsg struct {
+	Kind stageMsgKind
+	// Err is set for stageStartError.
+	Err stage2Err
+}
+
+// encode is the message's bytes on the socket (without the descriptor a
+// stageListener message carries beside them).
+func (m stageMsg) encode() ([]byte, error) {
+	switch m.Kind {
+	case stageListener:
+		return []byte{byte(stageListener)}, nil
+	case stageStartError:
+		b, err := json.Marshal(m.Err)
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte{byte(stageStartError)}, b...), nil
+	}
+	return nil, fmt.Errorf("second stage: unknown message kind %q", byte(m.Kind))
+}
+
+// decodeStageMsg reads a message encode wrote.
+func decodeStageMsg(b []byte) (stageMsg, error) {
+	if len(b) == 0 {
+		return stageMsg{}, errors.New("second stage: empty message")
+	}
+	m := stageMsg{Kind: stageMsgKind(b[0])}
+	switch m.Kind {
+	case stageListener:
+		if len(b) != 1 {
+			return stageMsg{}, errors.New("second stage: listener message with a body")
+		}
+		return m, nil
+	case stageStartError:
+		if err := json.Unmarshal(b[1:], &m.Err); err != nil {
+			return stageMsg{}, fmt.Errorf("second stage: bad start error message: %w", err)
+		}
+		return m, nil
+	}
+	return stageMsg{}, fmt.Errorf("second stage: unknown message kind %q", b[0])
 }
 
 // launchUserNS is launch for plans that run through the second stage.
@@ -132,8 +192,15 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, start
 			fail(125, fmt.Errorf("second stage: %w", err))
 			return
 		}
-		switch buf[0] {
-		case 'L':
+		msg, err := decodeStageMsg(buf[:n])
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			fail(125, err)
+			return
+		}
+		switch msg.Kind {
+		case stageListener:
 			fd, perr := parseRights(oob[:oobn])
 			if perr != nil {
 				_ = cmd.Process.Kill()
@@ -148,16 +215,12 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, start
 				return
 			}
 			go obs.run()
-		case 'E':
-			var se stage2Err
-			if err := json.Unmarshal(buf[1:n], &se); err != nil {
-				se = stage2Err{Code: 125, Msg: "second stage failed"}
-			}
+		case stageStartError:
 			_ = cmd.Wait()
 			if obs != nil {
 				obs.stop()
 			}
-			fail(se.Code, errors.New(se.Msg))
+			fail(msg.Err.Code, errors.New(msg.Err.Msg))
 			return
 		}
 	}
@@ -196,8 +259,9 @@ func Stage2() {
 	_ = MarkInheritedFDsCloseOnExec()
 	back := 4
 	fail := func(code int, err error) {
-		b, _ := json.Marshal(stage2Err{Code: code, Msg: err.Error()})
-		_ = unix.Sendmsg(back, append([]byte{'E'}, b...), nil, nil, 0)
+		if b, merr := (stageMsg{Kind: stageStartError, Err: stage2Err{Code: code, Msg: err.Error()}}).encode(); merr == nil {
+			_ = unix.Sendmsg(back, b, nil, nil, 0)
+		}
 		os.Exit(code)
 	}
 	var spec stage2Spec
@@ -218,7 +282,8 @@ func Stage2() {
 		rs.close()
 	}
 	if listener >= 0 {
-		if err := unix.Sendmsg(back, []byte{'L'}, unix.UnixRights(listener), nil, 0); err != nil {
+		msg, _ := stageMsg{Kind: stageListener}.encode()
+		if err := unix.Sendmsg(back, msg, unix.UnixRights(listener), nil, 0); err != nil {
 			fail(125, fmt.Errorf("handing the observer its descriptor: %w", err))
 		}
 		unix.Close(listener)

@@ -6,11 +6,63 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
+
+func TestStageMsg(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  stageMsg
+		wire string
+	}{
+		{"listener", stageMsg{Kind: stageListener}, "L"},
+		{"start error", stageMsg{Kind: stageStartError, Err: stage2Err{Code: 127, Msg: "cc: command not found in PATH"}},
+			`E{"code":127,"msg":"cc: command not found in PATH"}`},
+		{"start error, empty message", stageMsg{Kind: stageStartError, Err: stage2Err{Code: 125}}, `E{"code":125,"msg":""}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := tt.msg.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tt.wire {
+				t.Errorf("encoded %q, want %q", b, tt.wire)
+			}
+			got, err := decodeStageMsg(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.msg {
+				t.Errorf("decoded %+v, want %+v", got, tt.msg)
+			}
+		})
+	}
+
+	bad := []struct {
+		name, wire, err string
+	}{
+		{"empty", "", "empty message"},
+		{"unknown kind", "X", "unknown message kind"},
+		{"listener with a body", "Lx", "with a body"},
+		{"start error without a body", "E", "bad start error"},
+		{"start error, truncated", `E{"code":12`, "bad start error"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			if m, err := decodeStageMsg([]byte(tt.wire)); err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("decoded %+v, error %v; want an error naming %q", m, err, tt.err)
+			}
+		})
+	}
+	if _, err := (stageMsg{Kind: 'X'}).encode(); err == nil {
+		t.Error("an unknown kind was encoded")
+	}
+}
 
 // TestStage2SpecRestriction checks that the second stage restricts itself
 // exactly as the launch thread would: the restriction it decodes is the
