@@ -4,7 +4,8 @@ package linux
 // with the first kernel that has it, the rights and features it adds, and
 // what those mean for wrun; and the Landlock errata wrun checks for. The
 // rights a ruleset handles, the gaps of a plan, the kernel names in
-// messages and wrun doctor's Landlock rows are all derived from it. This file makes no system call and has no build
+// messages, wrun doctor's Landlock rows and explain's network and IPC lines
+// are all derived from it. This file makes no system call and has no build
 // tag, so the table and its derivations are tested on any system.
 
 import (
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -402,4 +404,45 @@ func (k landlockKernel) errataFeature() sandbox.Feature {
 		f.Consequence = strings.Join(missing, "; ")
 	}
 	return f
+}
+
+// networkIPC says, line by line, how the network and IPC limits of a
+// policy are enforced on this kernel, for wrun explain. seccomp: the
+// seccomp filter is loaded.
+func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp bool) []string {
+	r := k.rights()
+	var out []string
+	if n.Allow {
+		out = append(out, "network: allowed")
+	} else {
+		var by []string
+		if r.Net&(llNetBindTCP|llNetConnectTCP) != 0 {
+			by = append(by, "TCP bind and connect are refused (Landlock)")
+		}
+		if seccomp {
+			by = append(by, "no socket family but UNIX can be created (seccomp)")
+		}
+		if len(by) == 0 {
+			out = append(out, "network: off, but NOT enforced on this kernel (see below)")
+		} else {
+			out = append(out, "network: off: "+strings.Join(by, ", and "))
+		}
+	}
+	if r.Scoped&llScopeSignal != 0 {
+		out = append(out, "signals: only to processes inside the sandbox")
+	} else {
+		out = append(out, "signals: NOT limited on this kernel (see below)")
+	}
+	switch {
+	case ipc.PathUnixOutside:
+		out = append(out, "UNIX sockets outside the sandbox: reachable (desktop=on)")
+	case r.FS&llResolveUnix != 0 || seccomp:
+		out = append(out, "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable")
+	default:
+		out = append(out, "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): NOT limited on this kernel (see below)")
+	}
+	if seccomp {
+		out = append(out, "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX")
+	}
+	return out
 }

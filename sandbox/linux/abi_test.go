@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -318,5 +319,45 @@ func TestLandlockDoctor(t *testing.T) {
 	}
 	if f := byName(landlockKernel{7, errataFixed}.doctor(""), "landlock"); f.Detail != "ABI 7" {
 		t.Errorf("ABI 7: %+v", f)
+	}
+}
+
+func TestLandlockNetworkIPC(t *testing.T) {
+	const (
+		tcpAndSeccomp = "network: off: TCP bind and connect are refused (Landlock), and no socket family but UNIX can be created (seccomp)"
+		seccompOnly   = "network: off: no socket family but UNIX can be created (seccomp)"
+		signals       = "signals: only to processes inside the sandbox"
+		noSignals     = "signals: NOT limited on this kernel (see below)"
+		unixClosed    = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable"
+		unixOpen      = "UNIX sockets outside the sandbox: reachable (desktop=on)"
+		refused       = "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX"
+	)
+	off, on := policy.Network{}, policy.Network{Allow: true}
+	desktop := policy.IPC{AbstractUnixOutside: true, PathUnixOutside: true}
+	tests := []struct {
+		name    string
+		k       landlockKernel
+		net     policy.Network
+		ipc     policy.IPC
+		seccomp bool
+		want    []string
+	}{
+		{"ABI 7", landlockKernel{7, errataFixed}, off, policy.IPC{}, true, []string{tcpAndSeccomp, signals, unixClosed, refused}},
+		{"ABI 7, network, desktop", landlockKernel{7, errataFixed}, on, desktop, true, []string{"network: allowed", signals, unixOpen, refused}},
+		{"ABI 3", landlockKernel{3, errataFixed}, off, policy.IPC{}, true, []string{seccompOnly, noSignals, unixClosed, refused}},
+		{"ABI 6 without the fix", landlockKernel{6, 0}, off, policy.IPC{}, true, []string{tcpAndSeccomp, noSignals, unixClosed, refused}},
+		{"ABI 9 without seccomp", landlockKernel{9, errataFixed}, off, policy.IPC{}, false,
+			[]string{"network: off: TCP bind and connect are refused (Landlock)", signals, unixClosed}},
+		{"ABI 7 without seccomp", landlockKernel{7, errataFixed}, off, policy.IPC{}, false,
+			[]string{"network: off: TCP bind and connect are refused (Landlock)", signals,
+				"UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): NOT limited on this kernel (see below)"}},
+		{"nothing", landlockKernel{0, 0}, off, policy.IPC{}, false,
+			[]string{"network: off, but NOT enforced on this kernel (see below)", noSignals,
+				"UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): NOT limited on this kernel (see below)"}},
+	}
+	for _, tt := range tests {
+		if got := tt.k.networkIPC(tt.net, tt.ipc, tt.seccomp); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s:\n%q\nwant\n%q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ const Platform = "landlock"
 
 // Report says how the plan enforces its policy.
 func (pl *Plan) Report() sandbox.Report {
+	k := pl.Features.landlock()
 	return sandbox.Report{
 		Platform:   Platform,
 		Summary:    pl.Summary(),
@@ -23,6 +24,8 @@ func (pl *Plan) Report() sandbox.Report {
 		Observer:   pl.seccomp.Observe,
 		// What NewPlan would choose: mounts wherever wrun can make them.
 		MountProtection: pl.Features.MountNS || pl.Features.UserNS,
+		UnixConfined:    k.rights().FS&llResolveUnix != 0,
+		NetworkIPC:      k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp),
 	}
 }
 
