@@ -6,9 +6,9 @@ package linux
 // applied, so each case that restricts runs in a fresh process of this test
 // binary. The test process makes the case's directory, then re-runs the one
 // subtest (-test.run) with the case's name and directory in the
-// environment. That child restricts a locked thread exactly as the launcher
-// does (no_new_privs, buildRuleset + restrictSelf, loadFilter), performs one
-// operation on it and prints the errno on a marked line, which the parent
+// environment. That child restricts a locked thread with restrict, as the
+// launcher and the second stage do, performs one operation on it and
+// prints the errno on a marked line, which the parent
 // compares with the table. The thread is never unlocked, so the Go runtime
 // discards it when the subtest returns.
 
@@ -70,6 +70,9 @@ type kcase struct {
 	landlock func(t testing.TB, dir string) (rulesetAttr, []fsRule)
 	// seccomp, if set, is loaded after the ruleset.
 	seccomp *seccompSpec
+	// enclosed: before the restriction, a filter with a listener is
+	// loaded, as an enclosing wrun's would be.
+	enclosed bool
 	// setup prepares dir in the test process (never in the child) and
 	// returns an argument for op.
 	setup func(t *testing.T, dir string) string
@@ -155,26 +158,40 @@ func childRun(t *testing.T, c kcase) {
 }
 
 func restrictForTest(t *testing.T, c kcase, dir string) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+	if c.enclosed {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+		// Never served: the filter sends nothing to it.
+		if _, err := loadFilter(buildFilter(seccompSpec{}), true); err != nil {
+			return fmt.Errorf("the enclosing filter: %w", err)
+		}
 	}
+	r := &restriction{}
 	if c.landlock != nil {
 		attr, rules := c.landlock(t, dir)
-		rs, err := buildRuleset(attr, rules)
-		if err != nil {
-			return err
-		}
-		defer rs.close()
-		if err := restrictSelf(rs, false); err != nil {
-			return err
-		}
+		r.Landlock = true
+		r.HandledFS, r.HandledNet, r.Scoped = attr.handledFS, attr.handledNet, attr.scoped
+		r.Rules = rules
 	}
 	if c.seccomp != nil {
-		if _, err := loadFilter(buildFilter(*c.seccomp), false); err != nil {
-			return err
-		}
+		r.Seccomp = true
+		r.Filter = *c.seccomp
 	}
-	return nil
+	rs, err := r.ruleset()
+	if err != nil {
+		return err
+	}
+	if rs != nil {
+		defer rs.close()
+	}
+	listener, err := restrict(r, rs, r.filter())
+	if listener >= 0 {
+		// Nothing serves it: closed, the calls it would see fail with
+		// ENOSYS rather than wait.
+		unix.Close(listener)
+	}
+	return err
 }
 
 // runPattern is a -test.run pattern that matches exactly the test named.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/wrun-dev/wrun/sandbox"
@@ -102,15 +101,15 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		}
 		// The launch goroutine starts first so that the runtime's creation
 		// of its thread overlaps with building the ruleset.
+		r := pl.restriction(aud != nil)
 		ready := make(chan *ruleset, 1)
-		go launch(pl, ready, c, interactive, aud != nil, started, done)
-		var rs *ruleset
-		if pl.ABI > 0 {
-			var err error
-			if rs, err = buildRuleset(pl.attr, pl.fsRules()); err != nil {
-				close(ready)
-				return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
-			}
+		go launch(pl, r, ready, c, interactive, started, done)
+		rs, err := r.ruleset()
+		if err != nil {
+			close(ready)
+			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+		}
+		if rs != nil {
 			defer rs.close()
 		}
 		ready <- rs
@@ -211,19 +210,20 @@ type startResult struct {
 	err error
 }
 
-// launch runs on its own OS thread, which it locks and never unlocks: the
-// sandbox is applied to this thread alone, the child is forked from it (so
-// inherits it), and the Go runtime discards the thread when launch returns.
-// The thread lives until the child exits, which PR_SET_PDEATHSIG needs: the
-// child's death signal fires when the thread that forked it ends.
-func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive, auditLog bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
+// launch runs on its own OS thread, which it locks and never unlocks: r is
+// applied to this thread alone, the child is forked from it (so inherits
+// it), and the Go runtime discards the thread when launch returns. The
+// thread lives until the child exits, which PR_SET_PDEATHSIG needs: the
+// child's death signal fires when the thread that forked it ends. The
+// caller builds r's ruleset meanwhile and sends it on ready.
+func launch(pl *Plan, r *restriction, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
-	prog := buildFilter(pl.seccomp)
+	prog := r.filter()
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
 	}
-	listener, err := restrictThread(pl, rs, prog, auditLog)
+	listener, err := restrict(r, rs, prog)
 	if err != nil {
 		started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
 		return
@@ -274,85 +274,6 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive, aud
 		}
 	}
 	done <- ws
-}
-
-// restrictThread applies the plan to the calling (locked) thread, in the
-// only order that works: mounts need CAP_SYS_ADMIN, so they come before
-// capabilities are dropped; Landlock and seccomp need no_new_privs; the
-// seccomp filter refuses mount calls, so it comes last.
-func restrictThread(pl *Plan, rs *ruleset, prog []bpf.Instruction, auditLog bool) (listener int, err error) {
-	if len(pl.Mounts) > 0 {
-		if err := enterMountNS(); err != nil {
-			return -1, err
-		}
-		for _, m := range pl.Mounts {
-			if err := protectPath(m); err != nil {
-				return -1, err
-			}
-		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return -1, fmt.Errorf("setting no_new_privs: %w", err)
-	}
-	if err := dropCapabilities(); err != nil {
-		return -1, err
-	}
-	if rs != nil {
-		if err := restrictSelf(rs, auditLog); err != nil {
-			return -1, err
-		}
-	}
-	if !pl.Features.Seccomp {
-		return -1, nil
-	}
-	fd, err := loadFilter(prog, pl.seccomp.Observe)
-	if errors.Is(err, unix.EBUSY) && pl.seccomp.Observe {
-		// An enclosing filter has a listener already (the kernel allows
-		// one): enforce the same filter without the observer.
-		spec := pl.seccomp
-		spec.Observe = false
-		return loadFilter(buildFilter(spec), false)
-	}
-	return fd, err
-}
-
-// dropCapabilities empties the calling thread's ambient, inheritable,
-// permitted and effective sets, and the bounding set where it is not empty
-// already (as root), so that the child gains no capability at exec: not as
-// root, not from ambient capabilities wrun inherited. (With no_new_privs,
-// file capabilities are ignored at exec.)
-func dropCapabilities() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("reading capabilities: %w", err)
-	}
-	// Only a holder of CAP_SETPCAP can shrink the bounding set; without
-	// it (an ordinary user) the bounding set is moot under no_new_privs.
-	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
-		last := 40
-		if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				last = n
-			}
-		}
-		for c := 0; c <= last; c++ {
-			if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
-				continue // not in the bounding set (a nested wrun dropped it already)
-			}
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
-			}
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clearing ambient capabilities: %w", err)
-	}
-	data = [2]unix.CapUserData{}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("dropping capabilities: %w", err)
-	}
-	return nil
 }
 
 // lookPath finds argv0 the way a shell would, with the child's PATH. A

@@ -14,11 +14,14 @@ import (
 )
 
 // enterMountNS gives the calling thread a private mount namespace whose
-// changes do not propagate back to the host. Call it on a locked thread
-// that is discarded afterwards.
-func enterMountNS() error {
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("creating a mount namespace: %w", err)
+// changes do not propagate back to the host: a new one with unshare, else
+// the one the process was started in. Call it on a locked thread that is
+// discarded afterwards, or in a process that becomes the command.
+func enterMountNS(unshare bool) error {
+	if unshare {
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("creating a mount namespace: %w", err)
+		}
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return fmt.Errorf("making mounts private to the sandbox: %w", err)

@@ -13,15 +13,15 @@ import (
 // seccompSpec is what the filter must deny beyond the fixed list.
 type seccompSpec struct {
 	// DenyInet: no socket family but AF_UNIX may be created.
-	DenyInet bool
+	DenyInet bool `json:"deny_inet,omitempty"`
 	// DenyUnix: AF_UNIX sockets may not be created either (socketpair
 	// still works). Used where Landlock cannot confine connect() to
 	// pathname sockets (ABI < 9).
-	DenyUnix bool
+	DenyUnix bool `json:"deny_unix,omitempty"`
 	// Observe sends mutating file system calls, connect and bind to the
 	// observer (which lets them continue), and refused socket families too
 	// (which it answers with EPERM), so that denials are reported.
-	Observe bool
+	Observe bool `json:"observe,omitempty"`
 }
 
 // Offsets into struct seccomp_data. Arguments are 64-bit; the kernel

@@ -386,5 +386,9 @@ func TestSeccompKernel(t *testing.T) {
 		{name: "TCGETS reaches the driver", seccomp: none, op: ioctl(unix.TCGETS), want: unix.ENOTTY},
 		{name: "process_vm_readv without the filter", seccomp: nil, op: vmread},
 		{name: "process_vm_readv denied", seccomp: none, op: vmread, want: unix.EPERM},
+		// Under an enclosing wrun's filter the kernel refuses a second
+		// listener (EBUSY): the same filter is loaded without the observer.
+		{name: "AF_INET denied under an enclosing observer", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Observe: true}, op: socket(unix.AF_INET), want: unix.EPERM},
+		{name: "AF_UNIX allowed under an enclosing observer", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Observe: true}, op: socket(unix.AF_UNIX)},
 	})
 }

@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -31,34 +30,84 @@ import (
 // Stage2 when it sees it.
 const Stage2Arg0 = "wrun:stage2"
 
-// stage2Spec is everything the second stage needs, sent through a pipe.
+// stage2Spec is everything the second stage needs, sent through a pipe:
+// the restriction the launch thread would apply, and the command.
 type stage2Spec struct {
-	AttrFS   uint64             `json:"handled_fs"`
-	AttrNet  uint64             `json:"handled_net"`
-	AttrScp  uint64             `json:"scoped"`
-	Rules    []fsRule           `json:"rules"`
-	Mounts   []policy.Protected `json:"mounts"`
-	DenyInet bool               `json:"deny_inet"`
-	DenyUnix bool               `json:"deny_unix"`
-	Observe  bool               `json:"observe"`
-	Seccomp  bool               `json:"seccomp"`
-	Landlock bool               `json:"landlock"`
-	// AuditLog asks Landlock to log the command's denials: wrun reads them.
-	AuditLog bool     `json:"audit_log,omitempty"`
-	Argv     []string `json:"argv"`
-	Env      []string `json:"env"`
-	Cwd      string   `json:"cwd"`
+	Restriction restriction `json:"restriction"`
+	Argv        []string    `json:"argv"`
+	Env         []string    `json:"env"`
+	Cwd         string      `json:"cwd"`
 	// ExtraFDs counts the descriptors the caller named for the command
 	// (sandbox.Command.ExtraFiles): they arrive as 5, 6, ...
 	ExtraFDs int `json:"extra_fds,omitempty"`
 }
 
 // The second stage talks back over a SOCK_SEQPACKET socket: an optional
-// "L" message carrying the seccomp listener, then either an "E" message with
-// a start error or end-of-file when the command has been executed.
+// stageListener message carrying the seccomp listener, then either a
+// stageStartError message or end-of-file when the command has been
+// executed.
+
+// stageMsgKind is the first byte of a message from the second stage.
+type stageMsgKind byte
+
+const (
+	// stageListener carries the seccomp listener as SCM_RIGHTS; it has no
+	// body.
+	stageListener stageMsgKind = 'L'
+	// stageStartError carries a stage2Err as JSON: the command was not
+	// executed.
+	stageStartError stageMsgKind = 'E'
+)
+
+// stage2Err is why the second stage could not execute the command, and
+// the exit status wrun reports for it.
 type stage2Err struct {
 	Code int    `json:"code"`
 	Msg  string `json:"msg"`
+}
+
+// stageMsg is one message from the second stage.
+type stageMsg struct {
+	Kind stageMsgKind
+	// Err is set for stageStartError.
+	Err stage2Err
+}
+
+// encode is the message's bytes on the socket (without the descriptor a
+// stageListener message carries beside them).
+func (m stageMsg) encode() ([]byte, error) {
+	switch m.Kind {
+	case stageListener:
+		return []byte{byte(stageListener)}, nil
+	case stageStartError:
+		b, err := json.Marshal(m.Err)
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte{byte(stageStartError)}, b...), nil
+	}
+	return nil, fmt.Errorf("second stage: unknown message kind %q", byte(m.Kind))
+}
+
+// decodeStageMsg reads a message encode wrote.
+func decodeStageMsg(b []byte) (stageMsg, error) {
+	if len(b) == 0 {
+		return stageMsg{}, errors.New("second stage: empty message")
+	}
+	m := stageMsg{Kind: stageMsgKind(b[0])}
+	switch m.Kind {
+	case stageListener:
+		if len(b) != 1 {
+			return stageMsg{}, errors.New("second stage: listener message with a body")
+		}
+		return m, nil
+	case stageStartError:
+		if err := json.Unmarshal(b[1:], &m.Err); err != nil {
+			return stageMsg{}, fmt.Errorf("second stage: bad start error message: %w", err)
+		}
+		return m, nil
+	}
+	return stageMsg{}, fmt.Errorf("second stage: unknown message kind %q", b[0])
 }
 
 // launchUserNS is launch for plans that run through the second stage.
@@ -66,13 +115,12 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, start
 	runtime.LockOSThread() // the child's PDEATHSIG is tied to this thread
 	fail := func(code int, err error) { started <- startResult{err: &sandbox.StartError{Code: code, Err: err}} }
 	spec := stage2Spec{
-		AttrFS: pl.attr.handledFS, AttrNet: pl.attr.handledNet, AttrScp: pl.attr.scoped,
-		Rules: pl.fsRules(), Mounts: pl.Mounts,
-		DenyInet: pl.seccomp.DenyInet, DenyUnix: pl.seccomp.DenyUnix, Observe: pl.seccomp.Observe,
-		Seccomp: pl.Features.Seccomp, Landlock: pl.ABI > 0, AuditLog: auditLog,
-		Argv: c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
+		Restriction: *pl.restriction(auditLog),
+		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs: len(c.ExtraFiles),
 	}
+	// The stage is cloned into a mount namespace of its own.
+	spec.Restriction.InMountNS = true
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		fail(125, err)
@@ -144,8 +192,15 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, start
 			fail(125, fmt.Errorf("second stage: %w", err))
 			return
 		}
-		switch buf[0] {
-		case 'L':
+		msg, err := decodeStageMsg(buf[:n])
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			fail(125, err)
+			return
+		}
+		switch msg.Kind {
+		case stageListener:
 			fd, perr := parseRights(oob[:oobn])
 			if perr != nil {
 				_ = cmd.Process.Kill()
@@ -160,16 +215,12 @@ func launchUserNS(pl *Plan, c sandbox.Command, interactive, auditLog bool, start
 				return
 			}
 			go obs.run()
-		case 'E':
-			var se stage2Err
-			if err := json.Unmarshal(buf[1:n], &se); err != nil {
-				se = stage2Err{Code: 125, Msg: "second stage failed"}
-			}
+		case stageStartError:
 			_ = cmd.Wait()
 			if obs != nil {
 				obs.stop()
 			}
-			fail(se.Code, errors.New(se.Msg))
+			fail(msg.Err.Code, errors.New(msg.Err.Msg))
 			return
 		}
 	}
@@ -208,8 +259,9 @@ func Stage2() {
 	_ = MarkInheritedFDsCloseOnExec()
 	back := 4
 	fail := func(code int, err error) {
-		b, _ := json.Marshal(stage2Err{Code: code, Msg: err.Error()})
-		_ = unix.Sendmsg(back, append([]byte{'E'}, b...), nil, nil, 0)
+		if b, merr := (stageMsg{Kind: stageStartError, Err: stage2Err{Code: code, Msg: err.Error()}}).encode(); merr == nil {
+			_ = unix.Sendmsg(back, b, nil, nil, 0)
+		}
 		os.Exit(code)
 	}
 	var spec stage2Spec
@@ -217,47 +269,24 @@ func Stage2() {
 		fail(125, fmt.Errorf("second stage: reading the sandbox: %w", err))
 	}
 	unix.Close(3)
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
-		fail(125, fmt.Errorf("making mounts private to the sandbox: %w", err))
+	r := &spec.Restriction
+	rs, err := r.ruleset()
+	if err != nil {
+		fail(125, err)
 	}
-	for _, m := range spec.Mounts {
-		if err := protectPath(m); err != nil {
-			fail(125, err)
-		}
-	}
-	attr := rulesetAttr{handledFS: spec.AttrFS, handledNet: spec.AttrNet, scoped: spec.AttrScp}
-	var rs *ruleset
-	if spec.Landlock {
-		var err error
-		if rs, err = buildRuleset(attr, spec.Rules); err != nil {
-			fail(125, err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fail(125, fmt.Errorf("setting no_new_privs: %w", err))
-	}
-	// The first process of a user namespace holds every capability in it.
-	if err := dropCapabilities(); err != nil {
+	listener, err := restrict(r, rs, r.filter())
+	if err != nil {
 		fail(125, err)
 	}
 	if rs != nil {
-		if err := restrictSelf(rs, spec.AuditLog); err != nil {
-			fail(125, err)
-		}
 		rs.close()
 	}
-	if spec.Seccomp {
-		prog := buildFilter(seccompSpec{DenyInet: spec.DenyInet, DenyUnix: spec.DenyUnix, Observe: spec.Observe})
-		listener, err := loadFilter(prog, spec.Observe)
-		if err != nil {
-			fail(125, err)
+	if listener >= 0 {
+		msg, _ := stageMsg{Kind: stageListener}.encode()
+		if err := unix.Sendmsg(back, msg, unix.UnixRights(listener), nil, 0); err != nil {
+			fail(125, fmt.Errorf("handing the observer its descriptor: %w", err))
 		}
-		if listener >= 0 {
-			if err := unix.Sendmsg(back, []byte{'L'}, unix.UnixRights(listener), nil, 0); err != nil {
-				fail(125, fmt.Errorf("handing the observer its descriptor: %w", err))
-			}
-			unix.Close(listener)
-		}
+		unix.Close(listener)
 	}
 	if err := os.Chdir(spec.Cwd); err != nil {
 		fail(125, fmt.Errorf("entering %s: %w", spec.Cwd, err))

@@ -1,0 +1,118 @@
+//go:build linux
+
+package linux
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+func TestStageMsg(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  stageMsg
+		wire string
+	}{
+		{"listener", stageMsg{Kind: stageListener}, "L"},
+		{"start error", stageMsg{Kind: stageStartError, Err: stage2Err{Code: 127, Msg: "cc: command not found in PATH"}},
+			`E{"code":127,"msg":"cc: command not found in PATH"}`},
+		{"start error, empty message", stageMsg{Kind: stageStartError, Err: stage2Err{Code: 125}}, `E{"code":125,"msg":""}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := tt.msg.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tt.wire {
+				t.Errorf("encoded %q, want %q", b, tt.wire)
+			}
+			got, err := decodeStageMsg(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.msg {
+				t.Errorf("decoded %+v, want %+v", got, tt.msg)
+			}
+		})
+	}
+
+	bad := []struct {
+		name, wire, err string
+	}{
+		{"empty", "", "empty message"},
+		{"unknown kind", "X", "unknown message kind"},
+		{"listener with a body", "Lx", "with a body"},
+		{"start error without a body", "E", "bad start error"},
+		{"start error, truncated", `E{"code":12`, "bad start error"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			if m, err := decodeStageMsg([]byte(tt.wire)); err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("decoded %+v, error %v; want an error naming %q", m, err, tt.err)
+			}
+		})
+	}
+	if _, err := (stageMsg{Kind: 'X'}).encode(); err == nil {
+		t.Error("an unknown kind was encoded")
+	}
+}
+
+// TestStage2SpecRestriction checks that the second stage restricts itself
+// exactly as the launch thread would: the restriction it decodes is the
+// one the plan gives the thread, but for the mount namespace its parent
+// made.
+func TestStage2SpecRestriction(t *testing.T) {
+	p := &policy.Policy{
+		Rules: []policy.Rule{
+			{Path: "/ws", Access: policy.ReadWrite},
+			{Path: "/opt/x", Access: policy.Read, Optional: true, NoFollow: true, Beneath: "/opt"},
+		},
+		Protected: []policy.Protected{{Path: "/ws/.git/config", Exists: true, Within: "/ws"}},
+	}
+	f := Features{LandlockABI: 7, LandlockErrata: errataFixed, Seccomp: true, UserNotif: true, UserNS: true}
+	pl, err := NewPlan(p, f, sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pl.viaUserNS {
+		t.Fatal("the plan does not use the second stage")
+	}
+	thread := pl.restriction(true)
+	want := *thread
+	want.InMountNS = true
+
+	spec := stage2Spec{Restriction: *thread, Argv: []string{"true"}, Cwd: "/ws"}
+	spec.Restriction.InMountNS = true
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(spec); err != nil {
+		t.Fatal(err)
+	}
+	var got stage2Spec
+	if err := json.NewDecoder(&buf).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Restriction, want) {
+		t.Errorf("the stage decodes\n%+v\nwant\n%+v", got.Restriction, want)
+	}
+
+	// The restriction is the plan's.
+	switch {
+	case !thread.Landlock || thread.HandledFS != pl.attr.handledFS || thread.HandledNet != pl.attr.handledNet || thread.Scoped != pl.attr.scoped:
+		t.Errorf("Landlock %+v, plan %+v", thread, pl.attr)
+	case !reflect.DeepEqual(thread.Rules, pl.fsRules()):
+		t.Errorf("rules %+v, want %+v", thread.Rules, pl.fsRules())
+	case !reflect.DeepEqual(thread.Mounts, pl.Mounts) || len(thread.Mounts) != 1:
+		t.Errorf("mounts %+v, want %+v", thread.Mounts, pl.Mounts)
+	case !thread.Seccomp || thread.Filter != pl.seccomp || !thread.Filter.Observe:
+		t.Errorf("seccomp %v %+v, plan %+v", thread.Seccomp, thread.Filter, pl.seccomp)
+	case !thread.AuditLog || thread.InMountNS:
+		t.Errorf("audit log %v, in mount namespace %v", thread.AuditLog, thread.InMountNS)
+	}
+}
