@@ -1,0 +1,132 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/wrun-dev/wrun/policy"
+)
+
+// hostFacts gathers the facts the policy depends on and checks every path
+// s names.
+func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
+	var h policy.Host
+	var o policy.Options
+	wd := s.Workdir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return h, o, fmt.Errorf("finding the current directory: %w", err)
+		}
+	}
+	dir, err := canonical(wd)
+	if err != nil {
+		return h, o, fmt.Errorf("--workdir %s: %w", wd, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return h, o, fmt.Errorf("--workdir %s: not a directory", wd)
+	}
+	h.Workdir = dir
+	h.Env = env
+	if home, ok := lookupEnv(env, "HOME"); ok && filepath.IsAbs(home) {
+		h.Home = filepath.Clean(home)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && filepath.IsAbs(u.HomeDir) {
+		h.AccountHome = filepath.Clean(u.HomeDir)
+		if h.Home == "" {
+			h.Home = h.AccountHome
+		}
+	}
+	if self, err := os.Executable(); err == nil {
+		if self, err = filepath.EvalSymlinks(self); err == nil {
+			h.Self = self
+		}
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		h.StateDir = filepath.Join(cache, "wrun")
+	}
+	for _, p := range s.AllowRead {
+		c, err := canonical(p)
+		if err != nil {
+			return h, o, fmt.Errorf("--allow-read %s: %w", p, err)
+		}
+		o.AllowRead = append(o.AllowRead, c)
+	}
+	for _, p := range s.AllowWrite {
+		c, err := canonical(p)
+		if err != nil {
+			return h, o, fmt.Errorf("--allow-write %s: %w (create it first, or allow its parent)", p, err)
+		}
+		o.AllowWrite = append(o.AllowWrite, c)
+	}
+	for _, n := range s.KeepEnv {
+		if n == "" || strings.ContainsAny(n, "= ") {
+			return h, o, fmt.Errorf("--keep-env %q: want a variable name", n)
+		}
+		o.KeepEnv = append(o.KeepEnv, n)
+	}
+	return h, o, nil
+}
+
+// canonical makes a path absolute with every symbolic link resolved; the
+// path must exist.
+func canonical(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[2:])
+		}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	c, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("no such file or directory")
+	}
+	return c, err
+}
+
+// stdioPaths returns what the command's stdin, stdout and stderr are open
+// on, when that is a file or a device (a terminal) rather than a pipe or
+// socket. A directory is left out: a rule on it would open everything
+// beneath it.
+func stdioPaths(files [3]*os.File) [3]string {
+	var out [3]string
+	for i, f := range files {
+		target := openPath(f)
+		if target == "" || !filepath.IsAbs(target) || strings.HasSuffix(target, " (deleted)") {
+			continue
+		}
+		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
+			out[i] = target
+		}
+	}
+	return out
+}
+
+// openPath returns what f is open on, as /proc/self/fd names it; "" when
+// that cannot be read. It reads the descriptor through SyscallConn rather
+// than Fd, which would switch f to blocking mode.
+func openPath(f *os.File) string {
+	if f == nil {
+		return ""
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var target string
+	_ = rc.Control(func(fd uintptr) {
+		target, _ = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	})
+	return target
+}
