@@ -75,7 +75,8 @@ type Config struct {
 	Ceiling string
 	// Argv is the command and its arguments.
 	Argv []string
-	// Stdin, Stdout and Stderr are the command's; nil means wrun's own.
+	// Stdin, Stdout and Stderr are the command's; nil means the calling
+	// process's own.
 	Stdin, Stdout, Stderr *os.File
 	// KeepBackground leaves processes the command started in the
 	// background running after it exits (and its temp dir in place).

@@ -22,16 +22,27 @@ import (
 // Summary is what a run did: wrun --json writes it as one object on stderr
 // at exit.
 type Summary struct {
-	Grant    string   `json:"grant"`
-	Sandbox  string   `json:"sandbox"`
+	// Grant is the grant the command ran under, in canonical form.
+	Grant string `json:"grant"`
+	// Sandbox names the enforcement (Platform.Name).
+	Sandbox string `json:"sandbox"`
+	// Degraded is set when not everything the grant promises was
+	// enforced (Spec.BestEffort); Gaps says what was not.
 	Degraded bool     `json:"degraded"`
 	Gaps     []string `json:"not_enforced,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
-	ExitCode int      `json:"exit_code"`
-	Signal   int      `json:"signal,omitempty"`
-	Killed   int      `json:"background_killed,omitempty"`
-	Swept    []string `json:"removed_protected,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Notes say how the grant or ceiling was narrowed.
+	Notes []string `json:"notes,omitempty"`
+	// ExitCode is this attempt's exit status: the command's, 128+N when
+	// signal N (Signal) killed it, or wrun's own failure status.
+	ExitCode int `json:"exit_code"`
+	Signal   int `json:"signal,omitempty"`
+	// Killed counts background processes wrun ended after the command.
+	Killed int `json:"background_killed,omitempty"`
+	// Swept are protected paths the command created and wrun removed.
+	Swept []string `json:"removed_protected,omitempty"`
+	// Error is why wrun failed, when it did.
+	Error string `json:"error,omitempty"`
+	// Warnings are what went wrong after the command started.
 	Warnings []string `json:"warnings,omitempty"`
 	// Request is the escalation request (escalate/schema/request.v1.json)
 	// when something was denied.
