@@ -30,54 +30,14 @@ const (
 )
 
 // Ceiling bounds every approval: no alternative that exceeds it is
-// offered, and no widening beyond it is approved.
+// offered, and no widening beyond it is approved. Package run computes it
+// (run.Resolve); here it is only checked against.
 type Ceiling struct {
 	Grant grant.Grant
 	// Source says where it came from: CeilingDefault, CeilingFlag or
 	// EnvCeiling, with " narrowed by WRUN_GRANT" when the enclosing run's
 	// grant narrowed it.
 	Source string
-}
-
-// CeilingFrom computes the ceiling: the --ceiling flag (empty when not
-// given), else WRUN_CEILING from env, else grant.Ceiling(). A flag can only
-// narrow an inherited WRUN_CEILING, and inside another wrun (WRUN_GRANT
-// set) the ceiling never exceeds the enclosing run's grant: a nested wrun
-// can never widen its parent. The notes say what was narrowed.
-func CeilingFrom(flag string, env []string) (Ceiling, []string, error) {
-	c := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
-	var notes []string
-	inherited := false
-	if v, ok := lookupEnv(env, EnvCeiling); ok && v != "" {
-		g, err := grant.Parse(v)
-		if err != nil {
-			return Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", EnvCeiling, err)
-		}
-		c, inherited = Ceiling{Grant: g, Source: EnvCeiling}, true
-	}
-	if flag != "" {
-		g, err := grant.Parse(flag)
-		if err != nil {
-			return Ceiling{}, nil, fmt.Errorf("--ceiling: %w", err)
-		}
-		if ex := g.Exceeds(c.Grant); inherited && len(ex) > 0 {
-			notes = append(notes, "--ceiling narrowed to the inherited "+EnvCeiling+": "+strings.Join(ex, "; "))
-			g = g.Intersect(c.Grant)
-		}
-		c = Ceiling{Grant: g, Source: CeilingFlag}
-	}
-	if v, ok := lookupEnv(env, EnvGrant); ok && v != "" {
-		parent, err := grant.Parse(v)
-		if err != nil {
-			return Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", EnvGrant, err)
-		}
-		if ex := c.Grant.Exceeds(parent); len(ex) > 0 {
-			notes = append(notes, "ceiling narrowed to the enclosing wrun's grant: "+strings.Join(ex, "; "))
-			c.Grant = c.Grant.Intersect(parent)
-			c.Source += " narrowed by " + EnvGrant
-		}
-	}
-	return c, notes, nil
 }
 
 // String renders the ceiling and its source: "verify,network=off (from
@@ -304,7 +264,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			if err != nil {
 				return nil, fmt.Errorf("approving %s: %w", id, err)
 			}
-			w.Grant = union(w.Grant, g)
+			w.Grant = widen(w.Grant, g)
 		default:
 			return nil, fmt.Errorf("approving %s: kind %q cannot be approved", id, alt.Kind)
 		}
@@ -334,13 +294,10 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 	return w, nil
 }
 
-// union is the narrowest grant that is at least as wide as a and b in
-// every field; the tool list is a's.
-func union(a, b grant.Grant) grant.Grant {
-	out := a
-	out.Files = max(a.Files, b.Files)
-	out.Shell = max(a.Shell, b.Shell)
-	out.Network = max(a.Network, b.Network)
-	out.Desktop = max(a.Desktop, b.Desktop)
+// widen is the narrowest grant that is at least as wide as a and b in
+// every field; the tool list stays a's.
+func widen(a, b grant.Grant) grant.Grant {
+	out := a.Union(b)
+	out.Tools = a.Tools
 	return out
 }

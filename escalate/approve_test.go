@@ -226,53 +226,6 @@ func TestApproveDropsCoveredPaths(t *testing.T) {
 	}
 }
 
-func TestCeilingFrom(t *testing.T) {
-	tests := []struct {
-		name   string
-		flag   string
-		env    []string
-		want   string
-		source string
-		notes  string
-		err    string
-	}{
-		{name: "default", want: "full", source: CeilingDefault},
-		{name: "flag", flag: "verify", want: "verify", source: CeilingFlag},
-		{name: "inherited", env: []string{"WRUN_CEILING=write"}, want: "write", source: EnvCeiling},
-		{name: "a flag narrows the inherited ceiling", flag: "inspect", env: []string{"WRUN_CEILING=verify"}, want: "inspect", source: CeilingFlag},
-		{name: "a flag cannot widen the inherited ceiling", flag: "full", env: []string{"WRUN_CEILING=verify"},
-			want: "verify", source: CeilingFlag, notes: "--ceiling narrowed to the inherited WRUN_CEILING: files=write exceeds the ceiling's files=read"},
-		{name: "nested: never beyond the parent's grant", env: []string{"WRUN_CEILING=full", "WRUN_GRANT=files=read,shell=verify,network=off,desktop=off"},
-			want: "verify,network=off", source: EnvCeiling + " narrowed by " + EnvGrant, notes: "ceiling narrowed to the enclosing wrun's grant"},
-		{name: "nested without a ceiling", env: []string{"WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off"},
-			want: "inspect", source: CeilingDefault + " narrowed by " + EnvGrant},
-		{name: "desktop stays off by default", env: []string{"WRUN_GRANT=full,desktop=on"}, want: "full", source: CeilingDefault},
-		{name: "bad flag", flag: "root", err: `--ceiling: bad grant "root"`},
-		{name: "bad inherited ceiling", env: []string{"WRUN_CEILING=x=y"}, err: "WRUN_CEILING (set by an enclosing wrun) is not a grant"},
-		{name: "bad inherited grant", env: []string{"WRUN_GRANT=nope"}, err: "WRUN_GRANT (set by an enclosing wrun) is not a grant"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c, notes, err := CeilingFrom(tc.flag, tc.env)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if CompactSpec(c.Grant) != tc.want || c.Source != tc.source {
-				t.Errorf("ceiling %s from %q, want %s from %q", CompactSpec(c.Grant), c.Source, tc.want, tc.source)
-			}
-			if !strings.Contains(strings.Join(notes, "\n"), tc.notes) {
-				t.Errorf("notes %q, want %q", notes, tc.notes)
-			}
-		})
-	}
-}
-
 func mustGrant(t testing.TB, spec string) grant.Grant {
 	t.Helper()
 	g, err := grant.Parse(spec)

@@ -27,9 +27,9 @@
 //     EACCES, EPERM and EROFS messages, kept only when the policy would
 //     indeed deny them (Analyzer.Infer);
 //   - approval: an approver's decision (ParseDecision), turned into a
-//     widened grant and extra paths that stay inside the ceiling (Approve),
-//     and the ceiling itself (CeilingFrom): a nested wrun can never widen its
-//     parent.
+//     widened grant and extra paths that stay inside the ceiling (Approve).
+//     The ceiling itself is computed by package run (run.Resolve), the one
+//     place a grant is narrowed: a nested wrun can never widen its parent.
 //
 // Everything here is a pure function of its inputs; facts about the disk are
 // passed in (Facts.Exists), never read.

@@ -46,7 +46,7 @@ type Facts struct {
 	// create AF_UNIX sockets at all.
 	UnixConfined bool
 	// Ceiling bounds every alternative; nil means the default ceiling,
-	// grant.Ceiling() (see CeilingFrom).
+	// grant.Ceiling() (see run.Resolve).
 	Ceiling *Ceiling
 	// VerifyScope is what shell=verify would make writable in this
 	// workspace (verify.Compute), so a denial under a narrower shell can

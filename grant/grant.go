@@ -379,6 +379,18 @@ func (g Grant) Exceeds(ceiling Grant) []string {
 	return out
 }
 
+// Narrow bounds g by limit. When g is within limit it returns g itself
+// and no words; otherwise it returns g.Intersect(limit) and, in words
+// (Exceeds), each field in which g went beyond limit. Every narrowing of a
+// grant by an enclosing run's grant or a ceiling goes through it.
+func (g Grant) Narrow(limit Grant) (Grant, []string) {
+	ex := g.Exceeds(limit)
+	if len(ex) == 0 {
+		return g, nil
+	}
+	return g.Intersect(limit), ex
+}
+
 // Describe says in plain words what the grant allows, one line per field.
 func (g Grant) Describe() []string {
 	lines := []string{

@@ -212,3 +212,30 @@ func TestCompact(t *testing.T) {
 		}
 	}
 }
+
+func TestNarrow(t *testing.T) {
+	tests := []struct {
+		g, limit, want string
+		words          int // how many fields went beyond limit
+	}{
+		{"inspect", "full", "inspect", 0},
+		{"verify", "verify", "verify", 0},
+		{"full", "verify,network=off", "verify,network=off", 3},
+		{"full,desktop=on", "full", "full", 1},
+		{"verify,network=off", "write", "verify,network=off", 0},
+		{"inspect", "inspect,tools=git", "inspect,tools=git", 1},
+		{"inspect,tools=git+cargo", "inspect,tools=git", "inspect,tools=git", 1},
+	}
+	for _, tc := range tests {
+		g, _ := Parse(tc.g)
+		limit, _ := Parse(tc.limit)
+		want, _ := Parse(tc.want)
+		got, words := g.Narrow(limit)
+		if !got.Equal(want) || len(words) != tc.words {
+			t.Errorf("%s narrowed by %s = %v, %q; want %v and %d words", tc.g, tc.limit, got, words, want, tc.words)
+		}
+		if !got.Within(limit) {
+			t.Errorf("%s narrowed by %s = %v, not within the limit", tc.g, tc.limit, got)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -30,39 +30,19 @@ nothing is created.`,
   wrun explain --grant write --allow-write /tmp/out --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env := os.Environ()
-			g, notes, err := effectiveGrant(pf.grant, env)
+			e, err := run.Explain(pf.spec())
 			if err != nil {
 				return err
 			}
-			h, o, err := hostFromFlags(&pf, env)
-			if err != nil {
-				return err
-			}
-			h.Sandbox = platformName
-			p, err := policy.Compute(g, h, o)
-			if err != nil {
-				return err
-			}
-			p.Notes = append(p.Notes, notes...)
-			pl, perr := prepare(p, sandbox.Options{BestEffort: pf.bestEffort})
-			var rep sandbox.Report
-			if pl != nil {
-				rep = pl.Report()
-			} else if perr != nil {
-				rep = sandbox.Report{Platform: platformName, Summary: "not available: " + perr.Error()}
-			}
-			var ue *sandbox.UnenforceableError
-			refused := errors.As(perr, &ue)
 			if pf.json {
 				writeJSON(stdout, struct {
 					Policy      *policy.Policy `json:"policy"`
 					Enforcement sandbox.Report `json:"enforcement"`
 					WouldRun    bool           `json:"would_run"`
-				}{p, rep, perr == nil})
+				}{e.Policy, e.Report, e.WouldRun})
 				return nil
 			}
-			writeExplain(stdout, p, rep, refused)
+			writeExplain(stdout, e.Policy, e.Report, e.Refused)
 			return nil
 		},
 	}
@@ -242,7 +222,7 @@ it, and what that means for the grants wrun can enforce here.`,
 		Example: "  wrun doctor\n  wrun doctor --json | jq '.[] | select(.available == false)'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			feats := doctor()
+			feats := run.Native().Doctor()
 			if asJSON {
 				writeJSON(stdout, feats)
 				return nil

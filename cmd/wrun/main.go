@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/wrun-dev/wrun/run"
 )
 
 func init() {
@@ -14,13 +16,13 @@ func init() {
 }
 
 func main() {
-	if len(os.Args) > 0 && os.Args[0] == stage2Arg0 {
-		stage2() // never returns
+	if len(os.Args) > 0 && run.IsStage2(os.Args[0]) {
+		run.Stage2() // never returns
 	}
 	// Run as `git` (a link verify mode puts first in the child's PATH),
 	// wrun only picks git's object directory and runs the real git.
 	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "git" {
 		os.Exit(runGitShim(os.Args[1:]))
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

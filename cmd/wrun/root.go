@@ -11,15 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wrun-dev/wrun/grant"
-	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/verify"
 )
-
-// prepared is a policy planned for this platform, ready to run.
-type prepared interface {
-	Report() sandbox.Report
-	Run(sandbox.Command) (sandbox.Result, error)
-}
 
 // policyFlags are the flags that shape a policy, shared by the run and
 // explain commands.
@@ -43,6 +37,18 @@ func (f *policyFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.bestEffort, "best-effort", false, "run even if this kernel cannot enforce the whole grant; every output then says DEGRADED")
 	fl.BoolVar(&f.json, "json", false, "machine-readable output (for a run: one JSON object on stderr at exit)")
 	_ = cmd.RegisterFlagCompletionFunc("grant", completeGrant)
+}
+
+// spec is the policy the flags describe.
+func (f *policyFlags) spec() run.Spec {
+	return run.Spec{
+		Grant:      f.grant,
+		Workdir:    f.workdir,
+		AllowRead:  f.allowRead,
+		AllowWrite: f.allowWrite,
+		KeepEnv:    f.keepEnv,
+		BestEffort: f.bestEffort,
+	}
 }
 
 func completeGrant(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -171,8 +177,9 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	return root
 }
 
-func run(args []string, stdin, stdout, stderr *os.File) int {
-	if err := platformInit(); err != nil {
+// execute runs wrun with args (os.Args[1:]) and returns its exit status.
+func execute(args []string, stdin, stdout, stderr *os.File) int {
+	if err := run.Init(); err != nil {
 		fmt.Fprintln(stderr, "wrun:", err)
 		return exitWrunFailed
 	}

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"errors"
@@ -9,53 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 )
 
-// effectiveGrant parses the requested grant and narrows it to any grant or
-// ceiling an enclosing wrun exported (WRUN_GRANT, WRUN_CEILING): a nested
-// wrun can only narrow. The kernel enforces that anyway, since sandboxes
-// stack; narrowing here keeps what wrun says true. It returns notes on any
-// narrowing.
-func effectiveGrant(spec string, env []string) (grant.Grant, []string, error) {
-	g, err := grant.Parse(spec)
-	if err != nil {
-		return grant.Grant{}, nil, fmt.Errorf("--grant: %w", err)
-	}
-	var notes []string
-	for _, name := range []string{"WRUN_GRANT", "WRUN_CEILING"} {
-		v, ok := lookupEnv(env, name)
-		if !ok || v == "" {
-			continue
-		}
-		limit, err := grant.Parse(v)
-		if err != nil {
-			return grant.Grant{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", name, err)
-		}
-		if ex := g.Exceeds(limit); len(ex) > 0 {
-			notes = append(notes, fmt.Sprintf("grant narrowed to the enclosing wrun's %s: %s", name, strings.Join(ex, "; ")))
-			g = g.Intersect(limit)
-		}
-	}
-	return g, notes, nil
-}
-
-func lookupEnv(env []string, name string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// hostFromFlags gathers the facts the policy depends on and checks every
-// path the user named.
-func hostFromFlags(pf *policyFlags, env []string) (policy.Host, policy.Options, error) {
+// hostFacts gathers the facts the policy depends on and checks every path
+// s names.
+func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 	var h policy.Host
 	var o policy.Options
-	wd := pf.workdir
+	wd := s.Workdir
 	if wd == "" {
 		var err error
 		if wd, err = os.Getwd(); err != nil {
@@ -88,21 +50,21 @@ func hostFromFlags(pf *policyFlags, env []string) (policy.Host, policy.Options, 
 	if cache, err := os.UserCacheDir(); err == nil {
 		h.StateDir = filepath.Join(cache, "wrun")
 	}
-	for _, p := range pf.allowRead {
+	for _, p := range s.AllowRead {
 		c, err := canonical(p)
 		if err != nil {
 			return h, o, fmt.Errorf("--allow-read %s: %w", p, err)
 		}
 		o.AllowRead = append(o.AllowRead, c)
 	}
-	for _, p := range pf.allowWrite {
+	for _, p := range s.AllowWrite {
 		c, err := canonical(p)
 		if err != nil {
 			return h, o, fmt.Errorf("--allow-write %s: %w (create it first, or allow its parent)", p, err)
 		}
 		o.AllowWrite = append(o.AllowWrite, c)
 	}
-	for _, n := range pf.keepEnv {
+	for _, n := range s.KeepEnv {
 		if n == "" || strings.ContainsAny(n, "= ") {
 			return h, o, fmt.Errorf("--keep-env %q: want a variable name", n)
 		}
@@ -133,19 +95,38 @@ func canonical(p string) (string, error) {
 	return c, err
 }
 
-// stdioPaths returns what file descriptors 0-2 are open on, when that is a
-// file or a device (a terminal) rather than a pipe or socket. A directory
-// is left out: a rule on it would open everything beneath it.
-func stdioPaths() [3]string {
+// stdioPaths returns what the command's stdin, stdout and stderr are open
+// on, when that is a file or a device (a terminal) rather than a pipe or
+// socket. A directory is left out: a rule on it would open everything
+// beneath it.
+func stdioPaths(files [3]*os.File) [3]string {
 	var out [3]string
-	for fd := range out {
-		target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
-		if err != nil || !filepath.IsAbs(target) || strings.HasSuffix(target, " (deleted)") {
+	for i, f := range files {
+		target := openPath(f)
+		if target == "" || !filepath.IsAbs(target) || strings.HasSuffix(target, " (deleted)") {
 			continue
 		}
 		if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
-			out[fd] = target
+			out[i] = target
 		}
 	}
 	return out
+}
+
+// openPath returns what f is open on, as /proc/self/fd names it; "" when
+// that cannot be read. It reads the descriptor through SyscallConn rather
+// than Fd, which would switch f to blocking mode.
+func openPath(f *os.File) string {
+	if f == nil {
+		return ""
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var target string
+	_ = rc.Control(func(fd uintptr) {
+		target, _ = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	})
+	return target
 }

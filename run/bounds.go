@@ -1,0 +1,127 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+)
+
+// Bounds is the authority of a run: its grant, narrowed by everything
+// above it, and the ceiling every approved widening must stay inside.
+// Resolve is the one place a grant is narrowed to its bounds.
+type Bounds struct {
+	// Grant is the grant the command runs under.
+	Grant grant.Grant
+	// Ceiling bounds the alternatives offered and the widenings approved.
+	Ceiling escalate.Ceiling
+	// Notes say, in words, what was narrowed and why.
+	Notes []string
+}
+
+// Resolve computes the bounds of a run from the requested grant (a grant
+// spec), the requested ceiling ("" when not given) and the invoking
+// environment. A nested wrun can only narrow: the grant is narrowed to the
+// grant and ceiling an enclosing wrun exported (WRUN_GRANT, WRUN_CEILING),
+// and then to the ceiling; the ceiling never exceeds the enclosing run's
+// grant. The kernel enforces that anyway, since sandboxes stack; narrowing
+// here keeps what wrun says true.
+func Resolve(grantSpec, ceilingSpec string, env []string) (Bounds, error) {
+	ceiling, cnotes, err := ceilingFrom(ceilingSpec, env)
+	if err != nil {
+		return Bounds{}, err
+	}
+	g, notes, err := effectiveGrant(grantSpec, env)
+	if err != nil {
+		return Bounds{}, err
+	}
+	notes = append(notes, cnotes...)
+	if ceiling.Source == escalate.CeilingDefault {
+		// Nobody set a ceiling: it is the user's own authority, which
+		// includes whatever the user granted explicitly (desktop=on).
+		ceiling.Grant = ceiling.Grant.Union(g)
+	}
+	if n, ex := g.Narrow(ceiling.Grant); len(ex) > 0 {
+		notes = append(notes, "grant narrowed to the ceiling ("+ceiling.String()+"): "+strings.Join(ex, "; "))
+		g = n
+	}
+	return Bounds{Grant: g, Ceiling: ceiling, Notes: notes}, nil
+}
+
+// effectiveGrant parses the requested grant and narrows it to any grant or
+// ceiling an enclosing wrun exported (WRUN_GRANT, WRUN_CEILING). It
+// returns notes on any narrowing.
+func effectiveGrant(spec string, env []string) (grant.Grant, []string, error) {
+	g, err := grant.Parse(spec)
+	if err != nil {
+		return grant.Grant{}, nil, fmt.Errorf("--grant: %w", err)
+	}
+	var notes []string
+	for _, name := range []string{escalate.EnvGrant, escalate.EnvCeiling} {
+		v, ok := lookupEnv(env, name)
+		if !ok || v == "" {
+			continue
+		}
+		limit, err := grant.Parse(v)
+		if err != nil {
+			return grant.Grant{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", name, err)
+		}
+		if n, ex := g.Narrow(limit); len(ex) > 0 {
+			notes = append(notes, fmt.Sprintf("grant narrowed to the enclosing wrun's %s: %s", name, strings.Join(ex, "; ")))
+			g = n
+		}
+	}
+	return g, notes, nil
+}
+
+// ceilingFrom computes the ceiling: the requested one (spec, "" when not
+// given), else WRUN_CEILING from env, else grant.Ceiling(). A requested
+// ceiling can only narrow an inherited WRUN_CEILING, and inside another
+// wrun (WRUN_GRANT set) the ceiling never exceeds the enclosing run's
+// grant. The notes say what was narrowed.
+func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) {
+	c := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
+	var notes []string
+	inherited := false
+	if v, ok := lookupEnv(env, escalate.EnvCeiling); ok && v != "" {
+		g, err := grant.Parse(v)
+		if err != nil {
+			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", escalate.EnvCeiling, err)
+		}
+		c, inherited = escalate.Ceiling{Grant: g, Source: escalate.EnvCeiling}, true
+	}
+	if spec != "" {
+		g, err := grant.Parse(spec)
+		if err != nil {
+			return escalate.Ceiling{}, nil, fmt.Errorf("--ceiling: %w", err)
+		}
+		if n, ex := g.Narrow(c.Grant); inherited && len(ex) > 0 {
+			notes = append(notes, "--ceiling narrowed to the inherited "+escalate.EnvCeiling+": "+strings.Join(ex, "; "))
+			g = n
+		}
+		c = escalate.Ceiling{Grant: g, Source: escalate.CeilingFlag}
+	}
+	if v, ok := lookupEnv(env, escalate.EnvGrant); ok && v != "" {
+		parent, err := grant.Parse(v)
+		if err != nil {
+			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", escalate.EnvGrant, err)
+		}
+		if n, ex := c.Grant.Narrow(parent); len(ex) > 0 {
+			notes = append(notes, "ceiling narrowed to the enclosing wrun's grant: "+strings.Join(ex, "; "))
+			c.Grant = n
+			c.Source += " narrowed by " + escalate.EnvGrant
+		}
+	}
+	return c, notes, nil
+}
+
+// lookupEnv is os.LookupEnv over env: the last setting of name wins.
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}

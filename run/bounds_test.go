@@ -1,0 +1,119 @@
+package run
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wrun-dev/wrun/escalate"
+)
+
+func TestCeilingFrom(t *testing.T) {
+	tests := []struct {
+		name   string
+		flag   string
+		env    []string
+		want   string
+		source string
+		notes  string
+		err    string
+	}{
+		{name: "default", want: "full", source: escalate.CeilingDefault},
+		{name: "flag", flag: "verify", want: "verify", source: escalate.CeilingFlag},
+		{name: "inherited", env: []string{"WRUN_CEILING=write"}, want: "write", source: escalate.EnvCeiling},
+		{name: "a flag narrows the inherited ceiling", flag: "inspect", env: []string{"WRUN_CEILING=verify"}, want: "inspect", source: escalate.CeilingFlag},
+		{name: "a flag cannot widen the inherited ceiling", flag: "full", env: []string{"WRUN_CEILING=verify"},
+			want: "verify", source: escalate.CeilingFlag, notes: "--ceiling narrowed to the inherited WRUN_CEILING: files=write exceeds the ceiling's files=read"},
+		{name: "nested: never beyond the parent's grant", env: []string{"WRUN_CEILING=full", "WRUN_GRANT=files=read,shell=verify,network=off,desktop=off"},
+			want: "verify,network=off", source: escalate.EnvCeiling + " narrowed by " + escalate.EnvGrant, notes: "ceiling narrowed to the enclosing wrun's grant"},
+		{name: "nested without a ceiling", env: []string{"WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off"},
+			want: "inspect", source: escalate.CeilingDefault + " narrowed by " + escalate.EnvGrant},
+		{name: "desktop stays off by default", env: []string{"WRUN_GRANT=full,desktop=on"}, want: "full", source: escalate.CeilingDefault},
+		{name: "bad flag", flag: "root", err: `--ceiling: bad grant "root"`},
+		{name: "bad inherited ceiling", env: []string{"WRUN_CEILING=x=y"}, err: "WRUN_CEILING (set by an enclosing wrun) is not a grant"},
+		{name: "bad inherited grant", env: []string{"WRUN_GRANT=nope"}, err: "WRUN_GRANT (set by an enclosing wrun) is not a grant"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, notes, err := ceilingFrom(tc.flag, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if escalate.CompactSpec(c.Grant) != tc.want || c.Source != tc.source {
+				t.Errorf("ceiling %s from %q, want %s from %q", escalate.CompactSpec(c.Grant), c.Source, tc.want, tc.source)
+			}
+			if !strings.Contains(strings.Join(notes, "\n"), tc.notes) {
+				t.Errorf("notes %q, want %q", notes, tc.notes)
+			}
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name    string
+		grant   string
+		ceiling string
+		env     []string
+		want    string // the grant, compact
+		ceil    string // the ceiling, compact
+		source  string
+		notes   []string // substrings of the notes, in order
+		err     string
+	}{
+		{name: "default ceiling", grant: "verify", want: "verify", ceil: "full", source: escalate.CeilingDefault},
+		{name: "the default ceiling takes in what the user granted", grant: "full,desktop=on",
+			want: "full,desktop=on", ceil: "full,desktop=on", source: escalate.CeilingDefault},
+		{name: "a ceiling flag narrows the grant", grant: "full", ceiling: "verify,network=off",
+			want: "verify,network=off", ceil: "verify,network=off", source: escalate.CeilingFlag,
+			notes: []string{"grant narrowed to the ceiling (verify,network=off (from --ceiling)): files=write exceeds"}},
+		{name: "an inherited ceiling narrows the grant", grant: "write", env: []string{"WRUN_CEILING=verify"},
+			want: "verify,network=off", ceil: "verify", source: escalate.EnvCeiling,
+			notes: []string{"grant narrowed to the enclosing wrun's WRUN_CEILING: files=write exceeds"}},
+		{name: "nested: grant and ceiling within the parent's grant", grant: "full", ceiling: "full",
+			env:  []string{"WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off"},
+			want: "inspect", ceil: "inspect", source: escalate.CeilingFlag + " narrowed by " + escalate.EnvGrant,
+			notes: []string{"grant narrowed to the enclosing wrun's WRUN_GRANT", "ceiling narrowed to the enclosing wrun's grant"}},
+		{name: "the last setting wins", grant: "verify", env: []string{"WRUN_CEILING=inspect", "WRUN_CEILING=full"},
+			want: "verify", ceil: "full", source: escalate.EnvCeiling},
+		{name: "bad grant", grant: "verify,files=some", err: "--grant: "},
+		{name: "bad ceiling", grant: "verify", ceiling: "everything", err: "--ceiling: "},
+		{name: "a bad ceiling is reported before a bad grant", grant: "nope", ceiling: "nope", err: "--ceiling: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Resolve(tc.grant, tc.ceiling, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := escalate.CompactSpec(b.Grant); got != tc.want {
+				t.Errorf("grant %s, want %s", got, tc.want)
+			}
+			if got := escalate.CompactSpec(b.Ceiling.Grant); got != tc.ceil || b.Ceiling.Source != tc.source {
+				t.Errorf("ceiling %s from %q, want %s from %q", got, b.Ceiling.Source, tc.ceil, tc.source)
+			}
+			if !b.Grant.Within(b.Ceiling.Grant) {
+				t.Errorf("grant %s is not within the ceiling %s", b.Grant, b.Ceiling)
+			}
+			if len(b.Notes) != len(tc.notes) {
+				t.Fatalf("notes %q, want %d", b.Notes, len(tc.notes))
+			}
+			for i, n := range tc.notes {
+				if !strings.Contains(b.Notes[i], n) {
+					t.Errorf("note %d = %q, want %q", i, b.Notes[i], n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package run
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// ExitFailed is the exit status of a run that failed before the command
+// started (bad grant, unenforceable grant, unreadable path). Otherwise a
+// run ends with the command's own status, 128+N when signal N killed it,
+// 126 when the command could not be executed and 127 when it was not found
+// (sandbox.StartError carries those two).
+const ExitFailed = 125
+
+// Spec is what shapes the policy of a run, shared by Run and Explain. The
+// paths it names must exist.
+type Spec struct {
+	// Grant is the requested grant spec: a preset and/or fields
+	// ("verify,network=off"). It is narrowed to its bounds (Resolve).
+	Grant string
+	// Workdir is the workspace root the grant's files field applies to;
+	// "" means the current directory.
+	Workdir string
+	// AllowRead and AllowWrite are extra readable and writable paths.
+	AllowRead, AllowWrite []string
+	// KeepEnv names variables passed through although the grant would
+	// remove them.
+	KeepEnv []string
+	// BestEffort runs even when the kernel cannot enforce the whole grant;
+	// the run is then degraded.
+	BestEffort bool
+	// Env is the invoking environment; nil means os.Environ().
+	Env []string
+	// Platform enforces the policy; nil means Native().
+	Platform Platform
+}
+
+func (s *Spec) env() []string {
+	if s.Env == nil {
+		return os.Environ()
+	}
+	return s.Env
+}
+
+func (s *Spec) platform() Platform {
+	if s.Platform == nil {
+		return Native()
+	}
+	return s.Platform
+}
+
+// OnDenial says what a run does when the sandbox denied something.
+type OnDenial string
+
+// The values of Config.OnDenial.
+const (
+	// Report builds the escalation request and stops there.
+	Report OnDenial = "report"
+	// Ask also asks the approver for a decision on the request.
+	Ask OnDenial = "ask"
+	// Retry asks, then reruns the command once with the approved
+	// widening.
+	Retry OnDenial = "retry"
+)
+
+// Config is one sandboxed run of a command.
+type Config struct {
+	Spec
+	// Ceiling is the requested ceiling spec; "" means WRUN_CEILING, else
+	// the user's own authority (see Resolve). It is exported to the child
+	// as WRUN_CEILING.
+	Ceiling string
+	// Argv is the command and its arguments.
+	Argv []string
+	// Stdin, Stdout and Stderr are the command's; nil means the calling
+	// process's own.
+	Stdin, Stdout, Stderr *os.File
+	// KeepBackground leaves processes the command started in the
+	// background running after it exits (and its temp dir in place).
+	KeepBackground bool
+	// NoObserve switches off the exact denial observer; denials are then
+	// inferred from the command's stderr. A nested run always has it off.
+	NoObserve bool
+	// OnDenial says what to do about denials; "" means Report.
+	OnDenial OnDenial
+	// RetrySafe lets Retry rerun the command without asking Confirm.
+	RetrySafe bool
+	// Approver decides on requests under Ask and Retry; nil denies them.
+	Approver Approver
+	// Confirm asks whether a command not RetrySafe may run again; nil
+	// means no.
+	Confirm Confirmer
+	// Hooks are told what happens as it happens.
+	Hooks Hooks
+}
+
+func (c *Config) check() error {
+	switch c.OnDenial {
+	case "", Report, Ask, Retry:
+	default:
+		return fmt.Errorf("on denial %q: want %s, %s or %s", c.OnDenial, Report, Ask, Retry)
+	}
+	if len(c.Argv) == 0 {
+		return fmt.Errorf("no command to run")
+	}
+	return nil
+}
+
+// Hooks are told what a run does as it does it, in this order, so that a
+// caller can say so while the command's own output goes by. Every hook is
+// optional; each is called on the goroutine that called Run.
+type Hooks struct {
+	// Note is called with each note on how the grant or ceiling was
+	// narrowed, before anything runs.
+	Note func(note string)
+	// Planned is called with each attempt's enforcement report once its
+	// plan is made, before the command starts (Report.Degraded says the
+	// run is degraded).
+	Planned func(rep sandbox.Report)
+	// Ran is called after each attempt that ran the command, with its
+	// summary: what was removed, warnings and the escalation request. It
+	// is not called for an attempt wrun failed to carry out.
+	Ran func(s *Summary)
+	// Decided is called with the decision on a request (under Ask and
+	// Retry).
+	Decided func(req *escalate.Request, d *DecisionSummary)
+	// Retrying is called before the command runs again, with the flags
+	// of the approved widening.
+	Retrying func(args []string)
+	// RetryFailed is called when wrun failed to carry out the rerun.
+	RetryFailed func(err error)
+	// NotRerun is called when an approved widening is not rerun: the
+	// command is not RetrySafe and Confirm did not confirm.
+	NotRerun func()
+}

@@ -1,0 +1,51 @@
+package run
+
+import (
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// Platform enforces policies on one operating system. Native returns the
+// one this program was built for; tests and harnesses may pass their own
+// in Spec.Platform.
+type Platform interface {
+	// Name names the enforcement ("landlock"; "none" where there is none).
+	// The child sees it as WRUN_SANDBOX.
+	Name() string
+	// Prepare plans the enforcement of p. When the kernel cannot enforce
+	// an essential part of p (and o.BestEffort is not set) it returns the
+	// plan, for its report, together with a *sandbox.UnenforceableError;
+	// any other error comes with a nil plan.
+	Prepare(p *policy.Policy, o sandbox.Options) (Plan, error)
+	// Doctor lists the kernel features enforcement uses and whether this
+	// machine has them.
+	Doctor() []sandbox.Feature
+}
+
+// Plan is a policy planned for a platform, ready to run.
+type Plan interface {
+	// Report says how the policy is enforced, and what is not.
+	Report() sandbox.Report
+	// Run runs the command under the policy and returns how it ended.
+	// A failure to start the command is a *sandbox.StartError.
+	Run(c sandbox.Command) (sandbox.Result, error)
+}
+
+// Native returns the platform this program was built for: Landlock and
+// seccomp on Linux; elsewhere, one that refuses to run anything.
+func Native() Platform { return native() }
+
+// Init prepares the calling process for running sandboxed commands: on
+// Linux it marks every inherited file descriptor above 2 close-on-exec, so
+// none reaches a child. Call it first thing in main.
+func Init() error { return initProcess() }
+
+// IsStage2 reports whether argv0 (os.Args[0]) marks this process as the
+// second stage of a launch: the program re-executed by the Linux launcher
+// inside the new user namespace. Such a process must call Stage2 before
+// doing anything else.
+func IsStage2(argv0 string) bool { return argv0 == stage2Arg0 }
+
+// Stage2 is the second stage of a launch: it applies the sandbox to itself
+// and executes the command (see sandbox/linux.Stage2). It never returns.
+func Stage2() { stage2() }

@@ -1,0 +1,40 @@
+//go:build !linux
+
+package run
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// stage2Arg0 is what the Linux launcher names its second stage; no
+// process here is one, but the name stays reserved.
+const stage2Arg0 = "wrun:stage2"
+
+func stage2() {
+	fmt.Fprintln(os.Stderr, "wrun: the second stage exists only on Linux")
+	os.Exit(ExitFailed)
+}
+
+func initProcess() error { return nil }
+
+func native() Platform { return unsupported{} }
+
+// unsupported is every platform wrun cannot enforce on yet: it refuses to
+// run anything rather than run it unsandboxed.
+type unsupported struct{}
+
+func (unsupported) Name() string { return "none" }
+
+func (unsupported) Prepare(*policy.Policy, sandbox.Options) (Plan, error) {
+	return nil, fmt.Errorf("sandboxing on %s is not supported yet (Linux only; macOS Seatbelt support is planned)", runtime.GOOS)
+}
+
+func (unsupported) Doctor() []sandbox.Feature {
+	return []sandbox.Feature{{Name: "platform", Available: false, Detail: runtime.GOOS,
+		Consequence: "wrun cannot enforce any grant on this platform yet"}}
+}

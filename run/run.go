@@ -1,0 +1,380 @@
+package run
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/verify"
+)
+
+// Summary is what a run did: wrun --json writes it as one object on stderr
+// at exit.
+type Summary struct {
+	// Grant is the grant the command ran under, in canonical form.
+	Grant string `json:"grant"`
+	// Sandbox names the enforcement (Platform.Name).
+	Sandbox string `json:"sandbox"`
+	// Degraded is set when not everything the grant promises was
+	// enforced (Spec.BestEffort); Gaps says what was not.
+	Degraded bool     `json:"degraded"`
+	Gaps     []string `json:"not_enforced,omitempty"`
+	// Notes say how the grant or ceiling was narrowed.
+	Notes []string `json:"notes,omitempty"`
+	// ExitCode is this attempt's exit status: the command's, 128+N when
+	// signal N (Signal) killed it, or wrun's own failure status.
+	ExitCode int `json:"exit_code"`
+	Signal   int `json:"signal,omitempty"`
+	// Killed counts background processes wrun ended after the command.
+	Killed int `json:"background_killed,omitempty"`
+	// Swept are protected paths the command created and wrun removed.
+	Swept []string `json:"removed_protected,omitempty"`
+	// Error is why wrun failed, when it did.
+	Error string `json:"error,omitempty"`
+	// Warnings are what went wrong after the command started.
+	Warnings []string `json:"warnings,omitempty"`
+	// Request is the escalation request (escalate/schema/request.v1.json)
+	// when something was denied.
+	Request *escalate.Request `json:"request,omitempty"`
+	// Decision is the approval asked for under Ask or Retry.
+	Decision *DecisionSummary `json:"decision,omitempty"`
+	// Retry is the rerun with the approved widening.
+	Retry *Summary `json:"retry,omitempty"`
+}
+
+// Status is the exit status of the whole run: the rerun's when there was
+// one, else the command's (ExitCode).
+func (s *Summary) Status() int {
+	if s.Retry != nil {
+		return s.Retry.ExitCode
+	}
+	return s.ExitCode
+}
+
+// DecisionSummary is the decision on an escalation request.
+type DecisionSummary struct {
+	Approved bool `json:"approved"`
+	// Reason says why it was not approved.
+	Reason string `json:"reason,omitempty"`
+	// Args are the wrun flags of the approved widening.
+	Args []string `json:"args,omitempty"`
+	// IDs are the approved alternatives.
+	IDs   []string `json:"alternatives,omitempty"`
+	Scope string   `json:"scope,omitempty"`
+	// Routes describe approved alternatives that widen nothing.
+	Routes  []string `json:"routes,omitempty"`
+	Retried bool     `json:"retried"`
+}
+
+// Run runs cfg.Argv once under the grant cfg asks for, narrowed to its
+// bounds (Resolve): in a private temp dir, under the policy computed for
+// this host and the plan cfg.Platform makes of it, with verify's steps
+// before and after. Signals wrun receives while the command runs
+// (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are forwarded to
+// it. What the sandbox denied becomes an escalation request; under Ask
+// and Retry it goes to cfg.Approver, and under Retry an approved widening
+// inside the ceiling is run once more.
+//
+// The summary is filled in as far as the run got. The error is set when
+// wrun failed before or around the command (Summary.Error then holds its
+// message and Summary.ExitCode the status to exit with); that the command
+// itself failed is no error: Summary.Status says how it ended.
+func Run(cfg Config) (Summary, error) {
+	// Catch the signals to forward. os/signal starts (and waits for) a
+	// thread of its own, so register from a goroutine, overlapping that with
+	// the policy work below, and wait for it before the child starts: a
+	// signal sent once the child runs (a harness's SIGTERM after the first
+	// line of output) must reach the child, not end wrun. One sent before
+	// ends wrun as it would end any process.
+	sigs := make(chan os.Signal, 16)
+	registered := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+		close(registered)
+	}()
+	defer func() {
+		<-registered
+		signal.Stop(sigs)
+	}()
+
+	pl := cfg.platform()
+	sum := Summary{Sandbox: pl.Name()}
+	fail := func(code int, err error) (Summary, error) {
+		sum.ExitCode, sum.Error = code, err.Error()
+		return sum, err
+	}
+	if err := cfg.check(); err != nil {
+		return fail(ExitFailed, err)
+	}
+	env := cfg.env()
+	b, err := Resolve(cfg.Grant, cfg.Ceiling, env)
+	if err != nil {
+		return fail(ExitFailed, err)
+	}
+	g := b.Grant
+	sum.Grant, sum.Notes = g.String(), b.Notes
+	for _, n := range b.Notes {
+		call1(cfg.Hooks.Note, n)
+	}
+	if g.Shell == grant.ShellNone {
+		return fail(ExitFailed, fmt.Errorf("grant %s has shell=none: it allows no process to be launched", g))
+	}
+	h, o, err := hostFacts(&cfg.Spec, env)
+	if err != nil {
+		return fail(ExitFailed, err)
+	}
+	h.Sandbox = pl.Name()
+	o.Ceiling = b.Ceiling.Grant.String()
+	c := sandbox.Command{Argv: cfg.Argv, Stdin: orFile(cfg.Stdin, os.Stdin), Stdout: orFile(cfg.Stdout, os.Stdout),
+		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}
+
+	<-registered
+	out := attempt(&cfg, pl, g, h, o, c, b.Ceiling)
+	fillSummary(&sum, out)
+	if out.err != nil {
+		return fail(out.code, out.err)
+	}
+	call1(cfg.Hooks.Ran, &sum)
+
+	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report {
+		return sum, nil
+	}
+	d, w := decide(out.req, cfg.Approver, b.Ceiling)
+	sum.Decision = d
+	call2(cfg.Hooks.Decided, out.req, d)
+	if !d.Approved || cfg.OnDenial != Retry || w == nil || !w.Widens(g) {
+		return sum, nil
+	}
+	if !cfg.RetrySafe && (cfg.Confirm == nil || !cfg.Confirm(cfg.Argv, w)) {
+		call0(cfg.Hooks.NotRerun)
+		return sum, nil
+	}
+	d.Retried = true
+	call1(cfg.Hooks.Retrying, w.Args())
+	retry := attempt(&cfg, pl, w.Grant, h, w.Options(o), c, b.Ceiling)
+	rs := Summary{Sandbox: pl.Name(), Grant: w.Grant.String()}
+	fillSummary(&rs, retry)
+	sum.Retry = &rs
+	if retry.err != nil {
+		rs.ExitCode, rs.Error = retry.code, retry.err.Error()
+		call1(cfg.Hooks.RetryFailed, retry.err)
+	} else {
+		call1(cfg.Hooks.Ran, &rs)
+	}
+	return sum, nil
+}
+
+func orFile(f, def *os.File) *os.File {
+	if f == nil {
+		return def
+	}
+	return f
+}
+
+func call0(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
+func call1[T any](f func(T), v T) {
+	if f != nil {
+		f(v)
+	}
+}
+
+func call2[T, U any](f func(T, U), v T, u U) {
+	if f != nil {
+		f(v, u)
+	}
+}
+
+// outcome is one run of the command under one grant.
+type outcome struct {
+	p       *policy.Policy
+	rep     sandbox.Report
+	res     sandbox.Result
+	req     *escalate.Request
+	code    int
+	err     error // set when wrun failed before or around the child
+	started bool
+}
+
+func fillSummary(sum *Summary, out outcome) {
+	sum.Degraded = out.rep.Degraded
+	for _, gp := range out.rep.Gaps {
+		if gp.Essential {
+			sum.Gaps = append(sum.Gaps, gp.What)
+		}
+	}
+	sum.ExitCode, sum.Signal, sum.Killed = out.code, int(out.res.Signal), out.res.Killed
+	sum.Swept, sum.Warnings, sum.Request = out.res.Swept, out.res.Warnings, out.req
+}
+
+// attempt runs the command once under grant g: a private temp dir, the
+// policy, the plan, verify's steps around the child, and the analysis of
+// what was denied.
+func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
+	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
+	tmp, err := os.MkdirTemp("", "wrun-")
+	if err != nil {
+		return failed(ExitFailed, fmt.Errorf("creating the private temp dir: %w", err))
+	}
+	removeTmp := true
+	defer func() {
+		if removeTmp {
+			os.RemoveAll(tmp)
+		}
+	}()
+	h.TempDir = tmp
+	h.Stdio = stdioPaths([3]*os.File{c.Stdin, c.Stdout, c.Stderr})
+	p, err := policy.Compute(g, h, o)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	out.p = p
+	_, nested := lookupEnv(h.Env, escalate.EnvGrant)
+	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve || nested})
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	out.rep = pl.Report()
+	call1(cfg.Hooks.Planned, out.rep)
+	sess, err := verify.Prepare(p.Prepare)
+	if err != nil {
+		sess.Finish(p.Finish, true)
+		return failed(ExitFailed, fmt.Errorf("preparing the sandbox: %w", err))
+	}
+	// When the command is git itself, pick its object directory here
+	// rather than through the git shim: one program start less.
+	c.Argv, p.Env = verify.DirectGit(c.Argv, p.Cwd, p.Env)
+	c.ExtraFiles = sess.Files()
+	// What the observer does not see (every denial without it; refused
+	// reads and executions with it, unless the kernel's audit records are
+	// read) can only be inferred from the command's stderr: pass it through
+	// a pipe and keep its tail. Not when stderr is a terminal (or another
+	// character device) and the observer is on: the child would lose its
+	// terminal. Not under KeepBackground: a background process holding
+	// the pipe would keep wrun from ending.
+	var tail *tailWriter
+	var teeDone chan struct{}
+	if !cfg.KeepBackground && (!out.rep.Observer || !isCharDevice(c.Stderr)) {
+		pr, pw, err := os.Pipe()
+		if err == nil {
+			tail = &tailWriter{max: 64 << 10}
+			teeDone = make(chan struct{})
+			go func(dst io.Writer) {
+				_, _ = io.Copy(io.MultiWriter(dst, tail), pr)
+				pr.Close()
+				close(teeDone)
+			}(c.Stderr)
+			c.Stderr = pw
+			defer pw.Close()
+		}
+	}
+	res, err := pl.Run(c)
+	if tail != nil {
+		c.Stderr.Close()
+		<-teeDone
+	}
+	if err != nil {
+		code := ExitFailed
+		var se *sandbox.StartError
+		if errors.As(err, &se) {
+			code = se.Code
+		}
+		sess.Finish(p.Finish, true) // no child started
+		return failed(code, err)
+	}
+	out.started = true
+	out.res, out.code = res, res.ExitCode
+	if cfg.KeepBackground {
+		removeTmp = false // background processes may still use it
+	}
+	// Unless asked to keep them, wrun has ended every process the command
+	// started: nothing can change what the run wrote any more.
+	for _, err := range sess.Finish(p.Finish, !cfg.KeepBackground) {
+		out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
+	}
+	if len(out.res.Denials) == 0 && tail == nil {
+		return out // nothing was denied: no request to build
+	}
+	prot := escalate.ProtectCarved
+	if out.rep.MountProtection {
+		prot = escalate.ProtectMounted
+	}
+	a, err := escalate.New(p, escalate.Facts{
+		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
+		Ceiling: &ceiling, Argv: c.Argv, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
+		VerifyScope: verify.Compute(policy.VerifyInput(g, h)).Writable,
+	})
+	if err != nil {
+		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())
+		return out
+	}
+	denials := out.res.Denials
+	if tail != nil {
+		for _, d := range a.Infer(tail.lines()) {
+			// The observer sees every call that changes the file system:
+			// with it, only what it cannot see is worth inferring.
+			if !res.Observed || observerBlind(d) {
+				denials = append(denials, d)
+			}
+		}
+	}
+	out.req = a.Request(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
+	return out
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (t *tailWriter) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(string(t.buf)))
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+// observerBlind says whether a denial is of a kind the observer does not
+// watch: reading, listing, executing.
+func observerBlind(d sandbox.Denial) bool {
+	acc := escalate.ParseRights(d.Right)
+	return acc != 0 && acc&^(policy.ReadFile|policy.ReadDir|policy.Execute) == 0
+}
+
+// isCharDevice says whether f is a terminal or another character device
+// (/dev/null), where no output is worth keeping.
+func isCharDevice(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
