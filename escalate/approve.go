@@ -43,7 +43,7 @@ type Ceiling struct {
 // String renders the ceiling and its source: "verify,network=off (from
 // WRUN_CEILING)".
 func (c Ceiling) String() string {
-	return CompactSpec(c.Grant) + " (from " + c.Source + ")"
+	return c.Grant.Compact() + " (from " + c.Source + ")"
 }
 
 // CeilingError is a widening the ceiling forbids.
@@ -169,7 +169,7 @@ func (w *Widening) Widens(from grant.Grant) bool {
 // Args are the wrun flags of the retry: --grant SPEC and one --allow-write
 // per path.
 func (w *Widening) Args() []string {
-	out := []string{"--grant", CompactSpec(w.Grant)}
+	out := []string{"--grant", w.Grant.Compact()}
 	for _, p := range w.AllowWrite {
 		out = append(out, "--allow-write", p)
 	}
@@ -251,7 +251,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 				field = map[string]string{"files": "write"}
 			}
 			if ex := widening(cur, applySet(cur, field), ceiling.Grant); len(ex) > 0 {
-				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", p, CompactSpec(applySet(cur, field)), strings.Join(ex, "; ")))
+				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", p, applySet(cur, field).Compact(), strings.Join(ex, "; ")))
 			}
 			if !slices.Contains(w.AllowWrite, p) {
 				w.AllowWrite = append(w.AllowWrite, p)

@@ -134,7 +134,7 @@ func TestApprove(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Approve: %v", err)
 			}
-			if got := CompactSpec(w.Grant); got != tc.grant {
+			if got := w.Grant.Compact(); got != tc.grant {
 				t.Errorf("grant %s, want %s", got, tc.grant)
 			}
 			if !slices.Equal(w.AllowWrite, tc.allow) {

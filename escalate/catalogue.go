@@ -346,8 +346,6 @@ func applySet(g grant.Grant, set map[string]string) grant.Grant {
 	return out
 }
 
-// CompactSpec is g.Compact(), kept for the callers not yet switched to it.
-func CompactSpec(g grant.Grant) string { return g.Compact() }
 
 // withFlag puts flag after the subcommand of a cargo or npm command line
 // (before any "--"), or at the end of any other; it changes nothing if the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/envlist"
 )
 
 // Bounds is the authority of a run: its grant, narrowed by everything
@@ -59,7 +60,7 @@ func effectiveGrant(spec string, env []string) (grant.Grant, []string, error) {
 	}
 	var notes []string
 	for _, name := range []string{escalate.EnvGrant, escalate.EnvCeiling} {
-		v, ok := lookupEnv(env, name)
+		v, ok := envlist.Lookup(env, name)
 		if !ok || v == "" {
 			continue
 		}
@@ -84,7 +85,7 @@ func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) 
 	c := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
 	var notes []string
 	inherited := false
-	if v, ok := lookupEnv(env, escalate.EnvCeiling); ok && v != "" {
+	if v, ok := envlist.Lookup(env, escalate.EnvCeiling); ok && v != "" {
 		g, err := grant.Parse(v)
 		if err != nil {
 			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", escalate.EnvCeiling, err)
@@ -102,7 +103,7 @@ func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) 
 		}
 		c = escalate.Ceiling{Grant: g, Source: escalate.CeilingFlag}
 	}
-	if v, ok := lookupEnv(env, escalate.EnvGrant); ok && v != "" {
+	if v, ok := envlist.Lookup(env, escalate.EnvGrant); ok && v != "" {
 		parent, err := grant.Parse(v)
 		if err != nil {
 			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", escalate.EnvGrant, err)
@@ -114,14 +115,4 @@ func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) 
 		}
 	}
 	return c, notes, nil
-}
-
-// lookupEnv is os.LookupEnv over env: the last setting of name wins.
-func lookupEnv(env []string, name string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
 }

@@ -44,8 +44,8 @@ func TestCeilingFrom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if escalate.CompactSpec(c.Grant) != tc.want || c.Source != tc.source {
-				t.Errorf("ceiling %s from %q, want %s from %q", escalate.CompactSpec(c.Grant), c.Source, tc.want, tc.source)
+			if c.Grant.Compact() != tc.want || c.Source != tc.source {
+				t.Errorf("ceiling %s from %q, want %s from %q", c.Grant.Compact(), c.Source, tc.want, tc.source)
 			}
 			if !strings.Contains(strings.Join(notes, "\n"), tc.notes) {
 				t.Errorf("notes %q, want %q", notes, tc.notes)
@@ -97,10 +97,10 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := escalate.CompactSpec(b.Grant); got != tc.want {
+			if got := b.Grant.Compact(); got != tc.want {
 				t.Errorf("grant %s, want %s", got, tc.want)
 			}
-			if got := escalate.CompactSpec(b.Ceiling.Grant); got != tc.ceil || b.Ceiling.Source != tc.source {
+			if got := b.Ceiling.Grant.Compact(); got != tc.ceil || b.Ceiling.Source != tc.source {
 				t.Errorf("ceiling %s from %q, want %s from %q", got, b.Ceiling.Source, tc.ceil, tc.source)
 			}
 			if !b.Grant.Within(b.Ceiling.Grant) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
 )
 
@@ -33,7 +34,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 	}
 	h.Workdir = dir
 	h.Env = env
-	if home, ok := lookupEnv(env, "HOME"); ok && filepath.IsAbs(home) {
+	if home, ok := envlist.Lookup(env, "HOME"); ok && filepath.IsAbs(home) {
 		h.Home = filepath.Clean(home)
 	}
 	if u, err := user.Current(); err == nil && u.HomeDir != "" && filepath.IsAbs(u.HomeDir) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/verify"
@@ -244,7 +245,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		return failed(ExitFailed, err)
 	}
 	out.p = p
-	_, nested := lookupEnv(h.Env, escalate.EnvGrant)
+	_, nested := envlist.Lookup(h.Env, escalate.EnvGrant)
 	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve || nested})
 	if err != nil {
 		return failed(ExitFailed, err)
