@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -275,27 +276,28 @@ func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 	if f.by.Rule == "workspace-hidden" {
 		return true
 	}
-	var holes []hole
+	var holes []access.Hole
 	if a.facts.Protection == ProtectCarved && a.facts.Exists != nil {
 		for _, r := range rules {
 			holes = append(holes, a.wouldProtect(r.Path)...)
 		}
 	}
-	m := a.model.with(rules, holes)
-	if m.rights(f.at)&f.acc != f.acc {
+	m := a.model.With(rules, holes)
+	if m.Rights(f.at)&f.acc != f.acc {
 		return false
 	}
-	return m.readOnlyAt(f.at) == nil
+	_, ro := m.ReadOnlyAt(f.at)
+	return !ro
 }
 
 // wouldProtect lists the protected paths policy would add inside a newly
 // writable root: the workspace repository's config and hooks, the user's
 // start-up files.
-func (a *Analyzer) wouldProtect(root string) []hole {
-	var out []hole
+func (a *Analyzer) wouldProtect(root string) []access.Hole {
+	var out []access.Hole
 	add := func(path, why string) {
 		if policy.Within(path, root) && a.exists(path) {
-			out = append(out, hole{Hole: policy.Hole{Path: path, Withheld: policy.Write, Why: why}, protected: true})
+			out = append(out, access.Hole{Hole: policy.Hole{Path: path, Withheld: policy.Write, Why: why}, Protected: true})
 		}
 	}
 	for d := a.p.Workdir; ; d = filepath.Dir(d) {

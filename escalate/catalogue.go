@@ -346,7 +346,6 @@ func applySet(g grant.Grant, set map[string]string) grant.Grant {
 	return out
 }
 
-
 // withFlag puts flag after the subcommand of a cargo or npm command line
 // (before any "--"), or at the end of any other; it changes nothing if the
 // flag is already there.

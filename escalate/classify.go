@@ -88,8 +88,9 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		}
 	}
 	m := a.model
-	for _, h := range m.holes {
-		if !h.protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) {
+	holes := m.Holes()
+	for _, h := range holes {
+		if !h.Protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) {
 			f.why = h.Why
 			if h.Path == a.p.Workdir && a.p.Grant.Files == grant.FilesNone {
 				return a.finishPath(f, "workspace-hidden", h.Path)
@@ -97,17 +98,17 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 			return a.finishPath(f, "hidden", h.Path)
 		}
 	}
-	if f.acc == policy.Refer && m.baseRights(f.at)&policy.Refer != 0 {
+	if f.acc == policy.Refer && m.Granted(f.at)&policy.Refer != 0 {
 		return a.finish(f, "refer-gain", "")
 	}
-	if m.baseRights(f.at)&f.acc != f.acc {
+	if m.Granted(f.at)&f.acc != f.acc {
 		return a.missingRule(f)
 	}
 	// The rules grant it; a hole beneath the directory took it away.
-	for _, h := range m.holes {
+	for _, h := range holes {
 		if h.Withheld&f.acc != 0 && policy.Within(h.Path, f.at) {
 			f.hole, f.why = h.Path, h.Why
-			if h.protected {
+			if h.Protected {
 				return a.finishPath(f, "protected-ancestor", h.Path)
 			}
 			return a.finishPath(f, "hidden-ancestor", h.Path)

@@ -2,15 +2,15 @@
 // on: every denial becomes part of an escalation request that says what was
 // denied, which part of the grant withheld it, and what to do instead.
 //
+// Whether the kernel will deny an operation under the policy
+// (Analyzer.Check, WouldDeny, Analyzer.Rights) is package access's answer,
+// for the platform the Facts describe: escalate keeps no second copy of
+// Landlock's rules, and Op, Missing and the names of operations and rights
+// are access's, under their names here. (The exact observer in
+// sandbox/linux asks the same model directly, not through escalate.)
+//
 // It owns, platform-neutrally and without touching the kernel:
 //
-//   - the access model: given a policy.Policy, whether the kernel will deny
-//     an operation (Analyzer.Check, WouldDeny), mirroring Landlock's rules
-//     (rights inherited beneath a rule's path, the union over rules, holes
-//     carved out of broader rules, protected paths that are never writable,
-//     directory rights checked on the parent, REFER for moves across
-//     directories) and the seccomp socket rules. The exact observer in
-//     sandbox/linux calls it for every mutating call it sees;
 //   - classification: which grant field, rule, hidden or protected path
 //     withheld a denial, and why (Analyzer.Classify);
 //   - the catalogue of alternatives, kept as data (catalogue.json): for each

@@ -4,117 +4,60 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
-// The operations an Op (and a sandbox.Denial's Op) can name.
+// The operations an Op (and a sandbox.Denial's Op) can name: access's,
+// under their names here (see access.OpOpen and the others).
 const (
-	// OpOpen opens an existing file or directory; Op.Rights says for what
-	// (read_file, write_file, truncate, execute; read_file on a directory
-	// means listing it).
-	OpOpen = "open"
-	// OpCreate creates a regular file (open with O_CREAT of a missing
-	// path, creat, mknod S_IFREG).
-	OpCreate  = "create"
-	OpMkdir   = "mkdir"
-	OpMknod   = "mknod"
-	OpSymlink = "symlink"
-	OpLink    = "link"
-	OpRename  = "rename"
-	OpUnlink  = "unlink"
-	OpRmdir   = "rmdir"
-	OpTrunc   = "truncate"
-	OpExec    = "exec"
-	// OpChmod, OpChown, OpUtime and OpXattr change metadata, which Landlock
-	// does not control; only a read-only mount refuses them.
-	OpChmod = "chmod"
-	OpChown = "chown"
-	OpUtime = "utime"
-	OpXattr = "setxattr"
-	// OpConnect and OpBind use Op.Addr: "HOST:PORT" for TCP,
-	// "udp:HOST:PORT" for UDP, "unix:/path" for a pathname UNIX socket,
-	// "unix:@name" for an abstract one.
-	OpConnect = "connect"
-	OpBind    = "bind"
-	// OpSocket creates a socket; Op.Addr is the family ("inet", "inet6",
-	// "unix", "netlink", ...).
-	OpSocket = "socket"
-	// OpSignal sends a signal (kill, tkill, tgkill); seen only in the
-	// kernel's audit records.
-	OpSignal = "signal"
-	// OpIoctl is an ioctl on a device; seen only in the kernel's audit
-	// records.
-	OpIoctl = "ioctl"
+	OpOpen    = access.OpOpen
+	OpCreate  = access.OpCreate
+	OpMkdir   = access.OpMkdir
+	OpMknod   = access.OpMknod
+	OpSymlink = access.OpSymlink
+	OpLink    = access.OpLink
+	OpRename  = access.OpRename
+	OpUnlink  = access.OpUnlink
+	OpRmdir   = access.OpRmdir
+	OpTrunc   = access.OpTrunc
+	OpExec    = access.OpExec
+	OpChmod   = access.OpChmod
+	OpChown   = access.OpChown
+	OpUtime   = access.OpUtime
+	OpXattr   = access.OpXattr
+	OpConnect = access.OpConnect
+	OpBind    = access.OpBind
+	OpSocket  = access.OpSocket
+	OpSignal  = access.OpSignal
+	OpIoctl   = access.OpIoctl
 )
 
 // Rights that are not file system rights, as they appear in Missing.Right
-// and sandbox.Denial.Right. File system rights use policy.Access names
-// ("write_file", "make_reg", ...).
+// and sandbox.Denial.Right: access's, under their names here (see
+// access.RightConnectTCP and the others). File system rights use
+// policy.Access names ("write_file", "make_reg", ...).
 const (
-	RightConnectTCP = "connect_tcp"
-	RightBindTCP    = "bind_tcp"
-	// RightSocketInet is creating a socket of any family but AF_UNIX.
-	RightSocketInet = "socket_inet"
-	// RightSocketUnix is creating an AF_UNIX socket, refused under
-	// desktop=off where the kernel cannot confine UNIX sockets (Landlock
-	// ABI < 9).
-	RightSocketUnix = "socket_unix"
-	// RightConnectUnix is connecting to a pathname UNIX socket.
-	RightConnectUnix = "connect_unix"
-	// RightConnectAbstract is connecting to an abstract UNIX socket bound
-	// outside the sandbox.
-	RightConnectAbstract = "connect_abstract_unix"
-	// RightSignal is sending a signal to a process outside the sandbox
-	// (Landlock scope, ABI 6); Denial.Addr names it ("pid 42 (sleep)").
-	RightSignal = "signal"
-	// RightMetadata is changing a file's mode, owner, times or extended
-	// attributes, refused only on a read-only mount.
-	RightMetadata = "change_metadata"
+	RightConnectTCP      = access.RightConnectTCP
+	RightBindTCP         = access.RightBindTCP
+	RightSocketInet      = access.RightSocketInet
+	RightSocketUnix      = access.RightSocketUnix
+	RightConnectUnix     = access.RightConnectUnix
+	RightConnectAbstract = access.RightConnectAbstract
+	RightSignal          = access.RightSignal
+	RightMetadata        = access.RightMetadata
 )
 
 // Op is one operation of the child, as the observer sees it or as inferred
-// from output. Paths are absolute and clean, with symbolic links resolved
-// (the observer resolves them relative to the calling process's dirfd or
-// working directory).
-type Op struct {
-	// Kind is one of the Op* constants.
-	Kind string
-	// Path is the path the call names; for rename and link, the source.
-	Path string
-	// Dest is the new name of rename and link.
-	Dest string
-	// Dir is set when the object is (or becomes) a directory: rename,
-	// unlink (as rmdir), link, open (listing).
-	Dir bool
-	// Replace is set when rename or link replaces an existing Dest.
-	Replace bool
-	// Rights are what open and create ask for (read_file, write_file,
-	// truncate, execute; zero means read_file for open, write_file for
-	// create) and which node mknod makes (make_fifo, make_sock, make_char,
-	// make_block; zero means make_reg).
-	Rights policy.Access
-	// Addr is what connect, bind and socket name (see OpConnect, OpSocket).
-	Addr string
-}
+// from output: an access.Op, with Denials.
+type Op access.Op
 
-// Missing is one right an operation lacks. For a directory right
-// (make_*, remove_*, refer) the right is checked on the parent directory
-// of Path; Path is still the entry the operation names.
-type Missing struct {
-	Path string
-	Addr string
-	// Right names the missing right(s), comma-joined.
-	Right string
-	// Access holds the missing file system rights (0 for sockets).
-	Access policy.Access
-	// Reason says in a few words why, when it is not simply "no rule
-	// grants it": "read-only mount", "mount point", "would gain rights".
-	Reason string
-}
+// Missing is one right an operation lacks (see access.Missing).
+type Missing = access.Missing
 
 // Denials turns what Check found missing into denials, one per Missing,
-// marked exact. The observer fills in Time, PID and Program.
+// marked exact. The caller fills in Time, PID and Program.
 func (o Op) Denials(missing []Missing) []sandbox.Denial {
 	out := make([]sandbox.Denial, 0, len(missing))
 	for _, m := range missing {
@@ -125,11 +68,10 @@ func (o Op) Denials(missing []Missing) []sandbox.Denial {
 
 // dirRights are the rights checked on the parent directory of the entry an
 // operation names.
-const dirRights = policy.MakeChar | policy.MakeDir | policy.MakeReg | policy.MakeSock |
-	policy.MakeFifo | policy.MakeBlock | policy.MakeSym | policy.RemoveDir | policy.RemoveFile | policy.Refer
+const dirRights = access.DirRights
 
 // writeRights are the rights that change the file system.
-const writeRights = policy.Write | policy.MakeChar | policy.MakeBlock
+const writeRights = access.WriteRights
 
 // ParseRights reads a comma-joined list of right names ("write_file",
 // "make_reg,refer"). Names that are not file system rights (connect_tcp)

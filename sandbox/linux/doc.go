@@ -5,7 +5,10 @@
 // dedicated, restricted OS thread of wrun so that no second process start
 // is needed. Denials are reported by an observer on seccomp user
 // notifications (it predicts, it never decides) and, where auditing is on,
-// confirmed from the kernel's own Landlock audit records.
+// confirmed from the kernel's own Landlock audit records. The prediction is
+// package access's model of the plan, the same escalate uses; this package
+// only maps each observed call onto an access.Op and its ruleset (handled
+// Landlock rights, carved rules, mounts) onto an access.Platform.
 //
 // It is the only package that makes sandboxing system calls; every file
 // that does is built for Linux only. The kernel facts it relies on, the

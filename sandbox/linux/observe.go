@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -28,6 +29,11 @@ import (
 // reading the arguments from another process races with that process, which
 // is harmless for a report and would be fatal for a check. Read-only opens
 // are filtered out in the BPF program and never reach it.
+//
+// What the plan refuses is the access model's answer (package access), the
+// same escalate gives: this file only turns a call into an access.Op (its
+// flags, the file system as the kernel will find it) and the plan's
+// Landlock specifics into an access.Platform.
 
 type opKind int
 
@@ -130,7 +136,7 @@ const ioctlNotifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID
 // observer receives notifications and keeps the denials it predicts.
 type observer struct {
 	fd    int
-	plan  *Plan
+	model *access.Model
 	calls map[uint32]observedCall
 	// stopR and stopW are a pipe; writing to it stops the observer once no
 	// sandboxed process is left (the launching thread may outlive them).
@@ -149,7 +155,7 @@ func newObserver(fd int, pl *Plan) (*observer, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("starting the denial observer: %w", err)
 	}
-	o := &observer{fd: fd, plan: pl, calls: map[uint32]observedCall{},
+	o := &observer{fd: fd, model: pl.accessModel(), calls: map[uint32]observedCall{},
 		stopR: p[0], stopW: p[1], denials: map[string]*sandbox.Denial{}}
 	o.idle = sync.NewCond(&o.mu)
 	for _, c := range observedCalls() {
@@ -273,14 +279,16 @@ func (o *observer) handle(n *seccompNotif) {
 	// Predict while the call waits: the file system is still as the kernel
 	// will find it, and the caller is alive to be named. A caller that is
 	// let go first can exit before /proc/PID/cmdline is read.
-	op, target, right := o.plan.predict(ev)
-	if right == "" {
+	name, missing := predict(o.model, ev)
+	if len(missing) == 0 {
 		o.respond(n.ID, 0)
 		return
 	}
 	prog := programOf(pid)
 	o.respond(n.ID, 0)
-	o.recordAs(pid, prog, op, target, ev.addr, right)
+	for _, m := range missing {
+		o.recordAs(pid, prog, name, m.Path, m.Addr, m.Right)
+	}
 }
 
 // recordAs records a denial, or counts a repeat of one.
@@ -340,6 +348,13 @@ func (o *observer) read(pid int, c observedCall, d *seccompData) (event, error) 
 			return ev, err
 		}
 		ev.family, ev.addr = decodeSockaddr(buf)
+		// A pathname socket's bind makes a file: where, is relative to the
+		// caller's working directory.
+		if p, ok := strings.CutPrefix(ev.addr, "unix:"); ok && c.op == opBind && ev.family == unix.AF_UNIX && p != "" && p[0] != '@' {
+			if ev.path, err = absPath(pid, unix.AT_FDCWD, p); err != nil {
+				return ev, err
+			}
+		}
 	}
 	return ev, nil
 }
@@ -400,6 +415,13 @@ func readPath(pid, dirfd int, addr uintptr) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return absPath(pid, dirfd, p)
+}
+
+// absPath makes p, as pid names it, absolute against its working directory
+// or the directory dirfd is open on.
+func absPath(pid, dirfd int, p string) (string, error) {
+	var err error
 	if filepath.IsAbs(p) {
 		return childView(pid, filepath.Clean(p)), nil
 	}
@@ -507,140 +529,199 @@ func decodeSockaddr(b []byte) (int, string) {
 	return fam, familyName(fam)
 }
 
-// predict says whether the plan's Landlock rules or mounts will refuse the
-// call, and if so the operation's name, the path it is refused on and the
-// missing right ("protected" for a protected path).
-func (pl *Plan) predict(ev event) (op, target, right string) {
+// accessModel is the access model of the plan: its policy as this kernel
+// and these mounts enforce it, with the rules as installed.
+func (pl *Plan) accessModel() *access.Model {
+	return access.New(pl.Policy, pl.platform())
+}
+
+// platform maps what the plan enforces onto the access model's facts: how
+// protected paths are held (as in Report), the file system rights the
+// ruleset does not handle, TCP rules (Landlock ABI 4), pathname UNIX
+// socket confinement (ABI 9) and the carved rules the ruleset is built
+// from.
+func (pl *Plan) platform() access.Platform {
+	pf := access.Platform{
+		Protection:   access.ProtectCarved,
+		Unhandled:    policy.All &^ fromLandlock(pl.attr.handledFS),
+		TCPUnhandled: pl.ABI < 4,
+		UnixConfined: pl.ABI >= 9,
+		Installed:    pl.Rules,
+	}
+	if pl.Features.MountNS || pl.Features.UserNS {
+		pf.Protection = access.ProtectMounted
+	}
+	return pf
+}
+
+// predict says what the plan's Landlock rules and mounts will refuse of
+// the call: the operation's name and one Missing per path and cause, none
+// when the kernel allows it.
+func predict(m *access.Model, ev event) (string, []access.Missing) {
+	op, name, ok := observedOp(ev)
+	if !ok {
+		return "", nil
+	}
+	return name, m.Check(op)
+}
+
+// observedOp turns an observed call into the operation the access model
+// judges, as the kernel will see it: with symbolic links resolved, the
+// open's access mode and flags as rights, and the file system as it is
+// while the call waits. The name is what the denial reports. ok is false
+// for a call Landlock does not check or that fails before it does: a path
+// that names no file (a pipe through /proc/PID/fd), O_PATH, a missing
+// file without O_CREAT (ENOENT), an existing one to be created (EEXIST),
+// an AF_UNIX connect (decided by where the listener was bound, which the
+// observer cannot see; the kernel's audit records report it), a socket of
+// another family.
+func observedOp(ev event) (op access.Op, name string, ok bool) {
 	switch ev.op {
 	case opConnect, opBind:
-		if (ev.family == unix.AF_INET || ev.family == unix.AF_INET6) && !pl.Policy.Network.Allow {
-			if ev.op == opConnect {
-				return "connect", "", "connect_tcp"
-			}
-			return "bind", "", "bind_tcp"
+		kind := access.OpConnect
+		if ev.op == opBind {
+			kind = access.OpBind
 		}
-		return "", "", ""
+		switch {
+		case ev.family == unix.AF_INET || ev.family == unix.AF_INET6:
+			// TCP as far as the observer can tell: it does not see the
+			// socket's type.
+			return access.Op{Kind: kind, Addr: ev.addr}, kind, true
+		case ev.family == unix.AF_UNIX && ev.op == opBind && ev.path != "":
+			// Binding a pathname socket makes a socket file: Landlock
+			// checks make_sock on its directory.
+			return access.Op{Kind: access.OpMknod, Path: resolveParent(ev.path), Rights: policy.MakeSock}, kind, true
+		}
+		return access.Op{}, "", false
 	}
 	path := ev.path
 	if t, ok := magicLink(path); ok {
 		if t == "" {
-			return "", "", "" // a pipe or socket: no path for Landlock to check
+			return access.Op{}, "", false // a pipe or socket: no path for Landlock to check
 		}
 		path = t
 	}
 	path = resolveParent(path)
-	parent := filepath.Dir(path)
 	fi, statErr := os.Lstat(path)
 	exists := statErr == nil
 	if exists && fi.Mode()&os.ModeSymlink != 0 && (ev.op == opOpen || ev.op == opOpen2 || ev.op == opTruncate || ev.op == opChmod) {
 		if r, err := filepath.EvalSymlinks(path); err == nil {
-			path, parent = r, filepath.Dir(r)
+			path = r
 			fi, statErr = os.Stat(r)
 			exists = statErr == nil
 		}
 	}
 	isDir := exists && fi.IsDir()
-	type requirement struct {
-		at, report string // where the right is needed; the path to report
-		acc        policy.Access
-	}
-	var need []requirement
-	req := func(at string, a policy.Access) { need = append(need, requirement{at, path, a}) }
 	switch ev.op {
 	case opOpen, opOpen2, opCreate:
 		flags := ev.flags
 		if ev.op == opCreate {
 			flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
 		}
-		op = "write"
-		if !exists && flags&unix.O_CREAT != 0 {
-			op = "create"
-			req(parent, policy.MakeReg)
+		if flags&unix.O_PATH != 0 {
+			return access.Op{}, "", false // opens nothing Landlock checks
 		}
-		if flags&(unix.O_WRONLY|unix.O_RDWR) != 0 {
-			req(path, policy.WriteFile)
-		}
-		if exists && flags&unix.O_TRUNC != 0 {
-			req(path, policy.Truncate)
-		}
-	case opMkdir:
-		op = "mkdir"
-		req(parent, policy.MakeDir)
-	case opMknod:
-		op = "mknod"
-		req(parent, mknodRight(uint32(ev.flags)))
-	case opUnlink:
-		op = "unlink"
-		if ev.flags&unix.AT_REMOVEDIR != 0 {
-			op = "rmdir"
-			req(parent, policy.RemoveDir)
-		} else {
-			req(parent, policy.RemoveFile)
-		}
-	case opRmdir:
-		op = "rmdir"
-		req(parent, policy.RemoveDir)
-	case opRename, opLink:
-		dst := resolveParent(ev.path2)
-		dparent := filepath.Dir(dst)
-		make := policy.MakeReg
-		if isDir {
-			make = policy.MakeDir
-		} else if exists && fi.Mode()&os.ModeSymlink != 0 {
-			make = policy.MakeSym
-		}
-		if ev.op == opRename {
-			op = "rename"
-			if isDir {
-				req(parent, policy.RemoveDir)
-			} else {
-				req(parent, policy.RemoveFile)
-			}
-		} else {
-			op = "link"
-		}
-		need = append(need, requirement{dparent, dst, make})
-		if dparent != parent {
-			req(parent, policy.Refer)
-			need = append(need, requirement{dparent, dst, policy.Refer})
-		}
-		if pr, ok := pl.protects(dst); ok && !pr.Pin {
-			return op, dst, make.Names()[0]
-		}
-		if ev.op == opRename && pl.pinned(path) {
-			return op, path, policy.RemoveDir.Names()[0]
-		}
-	case opSymlink:
-		op = "symlink"
-		req(parent, policy.MakeSym)
-	case opTruncate:
-		op = "truncate"
-		req(path, policy.Truncate)
-	case opChmod, opChown:
-		op = map[opKind]string{opChmod: "chmod", opChown: "chown"}[ev.op]
-	}
-	// A read-only mount (a protected path) refuses every change beneath
-	// it: report the right the operation needed there.
-	if pr, ok := pl.protects(path); ok && !pr.Pin {
+		rights := openRights(flags)
 		switch {
-		case ev.op == opChmod || ev.op == opChown:
-			return op, path, "change_metadata"
-		case len(need) > 0:
-			return op, path, need[0].acc.Names()[0]
+		case !exists && flags&unix.O_CREAT == 0:
+			return access.Op{}, "", false // ENOENT
+		case !exists:
+			// A new file is not truncated.
+			return access.Op{Kind: access.OpCreate, Path: path, Rights: rights &^ policy.Truncate}, access.OpCreate, true
+		case flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL:
+			return access.Op{}, "", false // EEXIST
 		}
-		return op, path, policy.WriteFile.Names()[0]
-	}
-	if (ev.op == opRmdir || ev.op == opUnlink) && pl.pinned(path) {
-		return op, path, policy.RemoveDir.Names()[0]
-	}
-	handled := fromLandlock(pl.attr.handledFS)
-	for _, n := range need {
-		missing := n.acc & handled &^ pl.rightsAt(n.at)
-		if missing != 0 {
-			return op, n.report, missing.Names()[0]
+		// O_TMPFILE names a directory but opens a new file in it.
+		dir := isDir && flags&unix.O_TMPFILE != unix.O_TMPFILE
+		return access.Op{Kind: access.OpOpen, Path: path, Rights: rights, Dir: dir}, access.OpOpen, true
+	case opMkdir, opMknod, opSymlink:
+		if exists {
+			return access.Op{}, "", false // EEXIST
 		}
+		op := access.Op{Kind: access.OpMkdir, Path: path}
+		switch ev.op {
+		case opMknod:
+			op = access.Op{Kind: access.OpMknod, Path: path, Rights: mknodRight(uint32(ev.flags))}
+		case opSymlink:
+			op = access.Op{Kind: access.OpSymlink, Path: path}
+		}
+		return op, op.Kind, true
+	case opUnlink, opRmdir:
+		if !exists {
+			return access.Op{}, "", false // ENOENT
+		}
+		// Landlock checks the right the call asks for, before the kernel
+		// finds whether the entry is a directory (EISDIR, ENOTDIR).
+		if ev.op == opRmdir || ev.flags&unix.AT_REMOVEDIR != 0 {
+			return access.Op{Kind: access.OpRmdir, Path: path}, access.OpRmdir, true
+		}
+		return access.Op{Kind: access.OpUnlink, Path: path}, access.OpUnlink, true
+	case opRename, opLink:
+		if !exists {
+			return access.Op{}, "", false // ENOENT
+		}
+		dst := resolveParent(ev.path2)
+		_, dstErr := os.Lstat(dst)
+		dstExists := dstErr == nil
+		kind := access.OpRename
+		if ev.op == opLink {
+			kind = access.OpLink
+		}
+		if dstExists && (ev.op == opLink || ev.flags&unix.RENAME_NOREPLACE != 0) {
+			return access.Op{}, "", false // EEXIST
+		}
+		// The moved node's kind decides the make right on the destination.
+		return access.Op{Kind: kind, Path: path, Dest: dst, Dir: isDir, Replace: dstExists, Rights: nodeRight(fi.Mode())}, kind, true
+	case opTruncate, opChmod, opChown:
+		if !exists {
+			return access.Op{}, "", false // ENOENT
+		}
+		kind := access.OpTrunc
+		switch ev.op {
+		case opChmod:
+			kind = access.OpChmod
+		case opChown:
+			kind = access.OpChown
+		}
+		return access.Op{Kind: kind, Path: path}, kind, true
 	}
-	return "", "", ""
+	return access.Op{}, "", false
+}
+
+// openRights are the rights an open with flags asks Landlock for.
+func openRights(flags uint64) policy.Access {
+	var a policy.Access
+	switch flags & unix.O_ACCMODE {
+	case unix.O_RDONLY:
+		a = policy.ReadFile
+	case unix.O_WRONLY:
+		a = policy.WriteFile
+	case unix.O_RDWR:
+		a = policy.ReadFile | policy.WriteFile
+	}
+	if flags&unix.O_TRUNC != 0 {
+		a |= policy.Truncate
+	}
+	return a
+}
+
+// nodeRight is the right that makes a node of mode's kind (Landlock's
+// get_mode_access); 0 for a directory or a regular file, which Op.Dir
+// tells apart.
+func nodeRight(mode os.FileMode) policy.Access {
+	switch {
+	case mode&os.ModeSymlink != 0:
+		return policy.MakeSym
+	case mode&os.ModeNamedPipe != 0:
+		return policy.MakeFifo
+	case mode&os.ModeSocket != 0:
+		return policy.MakeSock
+	case mode&os.ModeCharDevice != 0:
+		return policy.MakeChar
+	case mode&os.ModeDevice != 0:
+		return policy.MakeBlock
+	}
+	return 0
 }
 
 func mknodRight(mode uint32) policy.Access {
@@ -666,39 +747,7 @@ func resolveParent(p string) string {
 	return filepath.Join(dir, filepath.Base(p))
 }
 
-// rightsAt is what the plan's rules grant at path: the union of every rule
-// on path or above it, as Landlock computes it.
-func (pl *Plan) rightsAt(path string) policy.Access {
-	var a policy.Access
-	for _, r := range pl.Rules {
-		if policy.Within(path, r.Path) {
-			a |= r.Access
-		}
-	}
-	return a
-}
-
-// protects returns the read-only protected mount that covers path.
-func (pl *Plan) protects(path string) (policy.Protected, bool) {
-	for _, m := range pl.Mounts {
-		if !m.Pin && policy.Within(path, m.Path) {
-			return m, true
-		}
-	}
-	return policy.Protected{}, false
-}
-
-// pinned reports whether path is a pinned directory (a mount point that
-// cannot be renamed or removed).
-func (pl *Plan) pinned(path string) bool {
-	for _, m := range pl.Mounts {
-		if m.Pin && m.Path == path {
-			return true
-		}
-	}
-	return false
-}
-
+// fromLandlock maps Landlock file system bits to the rights they stand for.
 func fromLandlock(ll uint64) policy.Access {
 	var a policy.Access
 	for _, m := range accessMap {
