@@ -197,3 +197,39 @@ func TestEscapeProcessesAndIPC(t *testing.T) {
 		})
 	}
 }
+
+// The observer reads registers and memory the child chose. A length of -1
+// as a 64-bit register once made it size a buffer negatively and panic,
+// which ended wrun and everything it does after the run. Now the run goes
+// on: a later denial is still observed exactly, and wrun reports the
+// child's own status.
+func TestEscapeCrashTheObserver(t *testing.T) {
+	requireABI(t, 3)
+	if !bins.features.UserNotif {
+		t.Skip("needs seccomp user notification (the observer)")
+	}
+	ws := workspace(t)
+	outside := filepath.Join(workspace(t), "outside")
+	sh := `$PROBE connect-badlen; $PROBE write ` + outside + `; exit 3`
+	// Control: the bad connect reaches the kernel, which refuses it.
+	if r := run(t, runOpts{dir: ws, env: []string{"PROBE=" + bins.probe}}, "sh", "-c", `$PROBE connect-badlen`); !strings.Contains(r.stdout, "errno22") {
+		t.Fatalf("control: want EINVAL from the kernel: %s", r)
+	}
+	os.Remove(outside)
+	s, req, r := runJSON(t, runOpts{dir: ws, env: []string{"PROBE=" + bins.probe}}, "--grant", "inspect,network=on", "--", "sh", "-c", sh)
+	if r.code != 3 || s.ExitCode != 3 {
+		t.Fatalf("wrun did not survive to report the child's status 3:\n%s", r)
+	}
+	found := false
+	if req != nil {
+		for _, d := range req.Denials {
+			found = found || d.Path == outside && d.Evidence == "exact"
+		}
+	}
+	if !found {
+		t.Errorf("the write after the hostile call was not observed exactly:\n%s", r)
+	}
+	if exists(outside) {
+		t.Fatal("the write outside succeeded")
+	}
+}

@@ -279,6 +279,22 @@ func do(op string, args []string) error {
 		}
 		syscall.Close(int(fd))
 		return nil
+	case "connect-badlen":
+		// connect with a length of -1 as a full 64-bit register: the kernel
+		// refuses it (EINVAL); an observer that sized a buffer by it would
+		// crash.
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(fd)
+		var sa [16]byte
+		sa[0] = syscall.AF_INET
+		_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa[0])), ^uintptr(0))
+		if e != 0 {
+			return e
+		}
+		return nil
 	case "userns":
 		// A process in a user namespace of its own, where it holds every
 		// capability (clone with CLONE_NEWUSER).
