@@ -62,7 +62,8 @@ func auditControl(enabled int) (uint32, error) {
 // switch across test processes (two runs of this suite at once).
 func lockAudit(t *testing.T) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "wrun-audit-test.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	// One lock per user: a lock file another user made cannot be opened.
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("wrun-audit-test-%d.lock", os.Geteuid())), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -566,7 +566,9 @@ func TestVerifyForbiddenActs(t *testing.T) {
 	for _, a := range acts {
 		os.RemoveAll(twin)
 		copyTree(t, fixture, twin)
-		if r := run(t, runOpts{dir: twin}, "sh", "-c", strings.ReplaceAll(a.sh, "$F", twin)); r.code != 0 {
+		// The control gets a temp dir of its own, as wrun gives the child
+		// one (an unset TMPDIR would make "$TMPDIR/o" a file in /).
+		if r := run(t, runOpts{dir: twin, env: []string{"TMPDIR=" + t.TempDir()}}, "sh", "-c", strings.ReplaceAll(a.sh, "$F", twin)); r.code != 0 {
 			t.Fatalf("control %q without wrun: %s", a.name, r)
 		}
 	}
