@@ -342,12 +342,17 @@ func gitDaemon(t *testing.T, base string) int {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command("git", "daemon", "--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--export-all", "--reuseaddr", "--base-path="+base, base)
+	// git-daemon itself, not `git daemon`: that wrapper forks the daemon,
+	// and killing the wrapper left the daemon running. In a process group
+	// of its own, so that the daemon and the children it forks per
+	// connection all end with the test.
+	cmd := exec.Command(filepath.Join(execPath, "git-daemon"), "--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--export-all", "--reuseaddr", "--base-path="+base, base)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
 	for deadline := time.Now().Add(10 * time.Second); ; {
