@@ -26,9 +26,11 @@
 package quote
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -135,4 +137,46 @@ func escape(b *strings.Builder, s string, quoted bool) {
 			fmt.Fprintf(b, `\u%04x`, r)
 		}
 	}
+}
+
+// JSON makes the output of encoding/json safe to show on a terminal
+// without changing what it decodes to: encoding/json escapes the C0
+// controls but writes DEL, C1 controls and formatting characters (U+202E)
+// as themselves; JSON writes each of them as \uHHHH (a surrogate pair
+// beyond U+FFFF). Such characters occur only inside strings, where the
+// escape means the same character.
+func JSON(b []byte) []byte {
+	if !needsEscape(string(stripASCIIControls(b))) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r < 0x20 && r != utf8.RuneError:
+			out = append(out, b[i]) // structure: newlines and indentation
+		case printable(r):
+			out = append(out, b[i:i+n]...)
+		case r == utf8.RuneError && n == 1:
+			out = append(out, `\ufffd`...) // encoding/json writes none
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+	}
+	return out
+}
+
+// stripASCIIControls drops the C0 controls, which JSON's structure uses
+// (newlines, indentation) and encoding/json never writes inside strings.
+func stripASCIIControls(b []byte) []byte {
+	return bytes.Map(func(r rune) rune {
+		if r < 0x20 {
+			return -1
+		}
+		return r
+	}, b)
 }

@@ -1,6 +1,7 @@
 package quote
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -90,6 +91,9 @@ func FuzzWord(f *testing.F) {
 		if got, ok := unquote(w); !ok || got != s {
 			t.Fatalf("Word(%q) = %s reads back as %q", s, w, got)
 		}
+		if b, err := json.Marshal(s); err != nil || !Safe(string(JSON(b))) {
+			t.Fatalf("JSON of %q = %q is not safe to show (%v)", s, JSON(b), err)
+		}
 		if strings.Trim(s, safe) != "" && w == s {
 			t.Fatalf("Word(%q) left unsafe characters bare", s)
 		}
@@ -159,4 +163,28 @@ func unquote(w string) (string, bool) {
 		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'"), true
 	}
 	return w, true
+}
+
+func TestJSON(t *testing.T) {
+	in := struct {
+		Path string `json:"path"`
+	}{"/a/\x1b[2J\n\x7f\u009b\u202e\U000e0041\xff\u00e9"}
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := JSON(b)
+	want := "{\n  \"path\": \"/a/\\u001b[2J\\n\\u007f\\u009b\\u202e\\udb40\\udc41\\ufffd\u00e9\"\n}"
+	if string(got) != want {
+		t.Errorf("JSON =\n%s\nwant\n%s", got, want)
+	}
+	var back struct {
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal(got, &back); err != nil || back.Path != "/a/\x1b[2J\n\x7f\u009b\u202e\U000e0041\ufffd\u00e9" {
+		t.Errorf("JSON does not decode to the same: %q, %v", back.Path, err)
+	}
+	if plain := []byte(`{"a": "b"}`); string(JSON(plain)) != string(plain) {
+		t.Errorf("JSON changed plain text")
+	}
 }
