@@ -26,6 +26,23 @@ type runFlags struct {
 // runCommand runs argv with run.Run and says what happened: human lines on
 // stderr as the run goes, or with --json one summary object at exit.
 func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
+	// The escalation file is ready before the command starts: its
+	// directory resolved and held open, a stale request removed, and a
+	// path that cannot be written refused while nothing has run yet.
+	var escFile *outFile
+	if rf.escalationFile != "" {
+		var err error
+		if escFile, err = openOutFile(rf.escalationFile); err != nil {
+			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
+			if pf.json {
+				writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+			} else {
+				fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
+			}
+			return &exitError{run.ExitFailed}
+		}
+		defer escFile.close()
+	}
 	cfg := run.Config{
 		Spec:           pf.spec(),
 		Ceiling:        rf.ceiling,
@@ -39,7 +56,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		RetrySafe:      rf.retrySafe,
 		Approver:       run.TerminalApprover(),
 		Confirm:        run.ConfirmOnTerminal,
-		Hooks:          hooks(pf.json, rf.escalationFile, stderr),
+		Hooks:          hooks(pf.json, escFile, stderr),
 	}
 	if rf.approver != "" {
 		cfg.Approver = run.CommandApprover(rf.approver, stderr)
@@ -62,7 +79,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 // approval decided. Every human line may carry text the child chose (a
 // path it created, an error naming one): it goes through quote.Line, and
 // paths through quote.Word, so nothing in it acts on the terminal.
-func hooks(asJSON bool, escalationFile string, stderr io.Writer) run.Hooks {
+func hooks(asJSON bool, escalationFile *outFile, stderr io.Writer) run.Hooks {
 	say := func(format string, a ...any) {
 		if !asJSON {
 			fmt.Fprintln(stderr, "wrun:", quote.Line(fmt.Sprintf(format, a...)))
@@ -127,17 +144,18 @@ func writeAttempt(w io.Writer, s *run.Summary) {
 	}
 }
 
-// writeEscalationFile writes req, if any, to path, if given.
-func writeEscalationFile(stderr io.Writer, path string, req *escalate.Request) {
-	if req == nil || path == "" {
+// writeEscalationFile writes req, if any, to f, if given, without
+// following a link the child may have put in its place.
+func writeEscalationFile(stderr io.Writer, f *outFile, req *escalate.Request) {
+	if req == nil || f == nil {
 		return
 	}
 	b, err := req.JSON()
 	if err == nil {
-		err = os.WriteFile(path, b, 0o644)
+		err = f.write(b)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "wrun: writing the escalation request to %s: %s\n", quote.Word(path), quote.Line(err.Error()))
+		fmt.Fprintf(stderr, "wrun: writing the escalation request to %s: %s\n", quote.Word(f.path), quote.Line(err.Error()))
 	}
 }
 
