@@ -8,6 +8,7 @@ import (
 
 	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -140,7 +141,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 func (a *Analyzer) exceeds(g grant.Grant, alt Alternative) []string {
 	ex := widening(a.p.Grant, g, a.ceiling.Grant)
 	if alt.Kind == KindAllowWrite && len(ex) > 0 {
-		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", alt.Args[1], g.Compact(), strings.Join(ex, "; "))}
+		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", quote.Word(alt.Args[1]), g.Compact(), strings.Join(ex, "; "))}
 	}
 	return ex
 }

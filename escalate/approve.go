@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/policy"
 )
 
@@ -251,7 +252,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 				field = map[string]string{"files": "write"}
 			}
 			if ex := widening(cur, applySet(cur, field), ceiling.Grant); len(ex) > 0 {
-				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", p, applySet(cur, field).Compact(), strings.Join(ex, "; ")))
+				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", quote.Word(p), applySet(cur, field).Compact(), strings.Join(ex, "; ")))
 			}
 			if !slices.Contains(w.AllowWrite, p) {
 				w.AllowWrite = append(w.AllowWrite, p)

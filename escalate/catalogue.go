@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/policy"
 )
 
@@ -258,20 +259,20 @@ func (x *expander) value(p string) string {
 	g := x.a.p.Grant
 	switch p {
 	case "{path}":
-		return x.f.path
+		return quote.Word(x.f.path)
 	case "{addr}":
-		return x.f.d.Addr
+		return quote.Word(x.f.d.Addr)
 	case "{target}":
-		return x.target
+		return quote.Word(x.target)
 	case "{cache}":
 		if x.f.cache != nil {
 			return x.f.cache.Name
 		}
 		return "the tool cache"
 	case "{why}":
-		return x.f.why
+		return quote.Line(x.f.why)
 	case "{hole}":
-		return x.f.hole
+		return quote.Word(x.f.hole)
 	case "{files}":
 		return g.Files.String()
 	case "{shell}":
@@ -373,14 +374,4 @@ func withFlag(argv []string, flag string) []string {
 }
 
 // shellJoin renders words as one POSIX shell command line.
-func shellJoin(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,@%") == "" {
-			out[i] = w
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
-}
+func shellJoin(words []string) string { return quote.Words(words) }

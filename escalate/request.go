@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -222,7 +223,9 @@ func nonNil(s []string) []string {
 }
 
 // JSON renders the request as indented JSON, without escaping <, > and &
-// (so commands read as written), ending in a newline.
+// (so commands read as written), ending in a newline. It holds the
+// child's paths as they are, but no byte a terminal acts on: DEL, C1
+// controls and formatting characters are \u escapes (quote.JSON).
 func (r *Request) JSON() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -231,5 +234,5 @@ func (r *Request) JSON() ([]byte, error) {
 	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("encoding the escalation request: %w", err)
 	}
-	return buf.Bytes(), nil
+	return quote.JSON(buf.Bytes()), nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/policy"
 )
 
@@ -25,10 +26,12 @@ func summary(d DeniedAct, short string) string {
 	var b strings.Builder
 	b.WriteString("wrun: denied ")
 	b.WriteString(verb(d.Op, d.Right))
+	// The path and address are the child's choice: quoted, so that
+	// nothing in them acts on a terminal or reads as more of the line.
 	if d.Path != "" {
-		b.WriteString(" " + d.Path)
+		b.WriteString(" " + quote.Word(d.Path))
 	} else if d.Addr != "" {
-		b.WriteString(" " + d.Addr)
+		b.WriteString(" " + quote.Word(d.Addr))
 	}
 	if d.Count > 1 {
 		fmt.Fprintf(&b, " (%d times)", d.Count)
@@ -36,7 +39,7 @@ func summary(d DeniedAct, short string) string {
 	if d.Evidence == EvidenceInferred {
 		b.WriteString(" [inferred from output]")
 	}
-	b.WriteString(" (" + short + ").")
+	b.WriteString(" (" + quote.Line(short) + ").")
 	var tries []string
 	beyond := 0
 	for _, alt := range d.Alternatives {
@@ -50,7 +53,7 @@ func summary(d DeniedAct, short string) string {
 	if len(tries) == 0 {
 		tries = append(tries, "ask the parent")
 	}
-	b.WriteString(" Try: " + strings.Join(tries, "; or "))
+	b.WriteString(" Try: " + quote.Line(strings.Join(tries, "; or ")))
 	if beyond > 0 {
 		fmt.Fprintf(&b, " (%d wider option%s beyond the ceiling)", beyond, plural(beyond))
 	}

@@ -9,10 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/quote"
 )
 
 // ApproverTimeout bounds how long a CommandApprover may think.
@@ -30,12 +33,19 @@ type Confirmer func(argv []string, w *escalate.Widening) bool
 // decide asks approve for a decision on req and checks it against the
 // ceiling with escalate.Approve. It returns the decision's summary and,
 // when approved, the widening.
+//
+// The approver is shown, and escalate.Approve applies, the request with
+// its --allow-write paths resolved (resolved): the path a retry's rule
+// would really open, not a link the child planted on the way to it. Every
+// process of the child has ended by then (unless --keep-background), so
+// what is approved is what the retry gets.
 func decide(req *escalate.Request, approve Approver, ceiling escalate.Ceiling) (*DecisionSummary, *escalate.Widening) {
 	ds := &DecisionSummary{}
 	if approve == nil {
 		ds.Reason = "no approver to ask"
 		return ds, nil
 	}
+	req, _ = resolved(req)
 	d, err := approve(req)
 	if err != nil {
 		ds.Reason = err.Error()
@@ -54,6 +64,33 @@ func decide(req *escalate.Request, approve Approver, ceiling escalate.Ceiling) (
 		ds.Routes = append(ds.Routes, r.Description)
 	}
 	return ds, w
+}
+
+// resolved returns a copy of req whose --allow-write alternatives name
+// their paths with every symbolic link resolved, and for each path that
+// changed, what it was. A path that cannot be resolved is left as it is
+// (the retry then refuses it as it refuses any missing --allow-write).
+func resolved(req *escalate.Request) (*escalate.Request, map[string]string) {
+	was := map[string]string{}
+	out := *req
+	out.Denials = slices.Clone(req.Denials)
+	for i := range out.Denials {
+		d := &out.Denials[i]
+		d.Alternatives = slices.Clone(d.Alternatives)
+		for j := range d.Alternatives {
+			a := &d.Alternatives[j]
+			if len(a.Args) != 2 || a.Args[0] != "--allow-write" {
+				continue
+			}
+			c, err := canonical(a.Args[1])
+			if err != nil || c == a.Args[1] {
+				continue
+			}
+			was[c] = a.Args[1]
+			a.Args = []string{"--allow-write", c}
+		}
+	}
+	return &out, was
 }
 
 // CommandApprover runs command (with sh -c) with the request as JSON on its
@@ -101,6 +138,12 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // controlling terminal (/dev/tty) and reads the answer there: y approves
 // the narrowest alternative of each denial, a comma-separated list of ids
 // approves those, anything else denies. Without a terminal it denies.
+//
+// Everything the child chose (paths, addresses) is shown quoted
+// (quote.Word), so nothing in it can move the cursor, clear the screen or
+// reorder the line; and the prompt shows the exact wrun flags each
+// alternative, and y, would grant, with their paths resolved as decide
+// resolves them.
 func TerminalApprover() Approver {
 	return func(req *escalate.Request) (escalate.Decision, error) {
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
@@ -108,17 +151,49 @@ func TerminalApprover() Approver {
 			return escalate.Decision{}, errors.New("no --approver and no terminal to ask on")
 		}
 		defer tty.Close()
-		fmt.Fprintln(tty, "wrun: the sandbox denied:")
-		for _, d := range req.Denials {
-			fmt.Fprintf(tty, "  %s\n", d.Summary)
-			for _, a := range d.Alternatives {
-				fmt.Fprintf(tty, "    [%s] %s\n", a.ID, a.Description)
-			}
-		}
-		fmt.Fprint(tty, "Approve the narrowest alternative of each (y), the ones listed (ids, comma-separated), or deny (n)? ")
+		_, _ = io.WriteString(tty, approvalPrompt(req))
 		line, _ := bufio.NewReader(tty).ReadString('\n')
 		return terminalDecision(line)
 	}
+}
+
+// approvalPrompt is what TerminalApprover shows for req: every line
+// passes through quote.Line, paths and flags through quote.Word.
+func approvalPrompt(req *escalate.Request) string {
+	req, was := resolved(req)
+	var b strings.Builder
+	line := func(format string, a ...any) {
+		b.WriteString(quote.Line(fmt.Sprintf(format, a...)) + "\n")
+	}
+	line("wrun: the sandbox denied:")
+	for _, d := range req.Denials {
+		line("  %s", strings.TrimPrefix(d.Summary, "wrun: "))
+		for _, a := range d.Alternatives {
+			switch {
+			case a.Kind == escalate.KindBeyondCeiling:
+				line("    (not offered) %s", a.Description)
+				continue
+			case len(a.Args) > 0:
+				line("    [%s] grants: %s", a.ID, quote.Words(a.Args))
+				if len(a.Args) == 2 && was[a.Args[1]] != "" {
+					line("        (the denied path %s is reached through a link; this is where it leads)", quote.Word(was[a.Args[1]]))
+				}
+			default:
+				line("    [%s] grants nothing (%s)", a.ID, a.Kind)
+			}
+			line("        %s", a.Description)
+		}
+	}
+	c, err := grant.Parse(req.Ceiling)
+	if err == nil {
+		var w *escalate.Widening
+		w, err = escalate.Approve(req, escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, escalate.Ceiling{Grant: c, Source: req.CeilingSource})
+		if err == nil && len(w.Approved) > 0 {
+			line("y grants %s (%s)", quote.Words(w.Args()), strings.Join(w.Approved, ", "))
+		}
+	}
+	b.WriteString("Approve the narrowest alternative of each (y), the ones listed (ids, comma-separated), or deny (n)? ")
+	return b.String()
 }
 
 // terminalDecision reads an answer typed on the terminal as a decision.
@@ -145,7 +220,7 @@ func ConfirmOnTerminal(argv []string, w *escalate.Widening) bool {
 		return false
 	}
 	defer tty.Close()
-	fmt.Fprintf(tty, "Rerun %q with %s? It already ran once. [y/N] ", strings.Join(argv, " "), strings.Join(w.Args(), " "))
+	fmt.Fprintf(tty, "Rerun %s with %s? It already ran once. [y/N] ", quote.Words(argv), quote.Words(w.Args()))
 	line, _ := bufio.NewReader(tty).ReadString('\n')
 	line = strings.TrimSpace(line)
 	return line == "y" || line == "yes"

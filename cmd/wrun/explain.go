@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -35,11 +36,13 @@ nothing is created.`,
 				return err
 			}
 			if pf.json {
-				writeJSON(stdout, struct {
+				out := struct {
 					Policy      *policy.Policy `json:"policy"`
 					Enforcement sandbox.Report `json:"enforcement"`
 					WouldRun    bool           `json:"would_run"`
-				}{e.Policy, e.Report, e.WouldRun})
+				}{e.Policy, e.Report, e.WouldRun}
+				emptyLists(reflect.ValueOf(&out).Elem())
+				writeJSON(stdout, out)
 				return nil
 			}
 			writeExplain(stdout, e.Policy, e.Report, e.Refused)
@@ -240,4 +243,33 @@ it, and what that means for the grants wrun can enforce here.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the features as JSON")
 	return cmd
+}
+
+// emptyLists replaces every nil slice reachable from v (exported struct
+// fields, pointers, slice elements) with an empty one, so that an empty
+// list reads [] in JSON, not null. A field left out when empty
+// (omitempty) stays out.
+func emptyLists(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			emptyLists(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				emptyLists(f)
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			if v.CanSet() && v.Type().Elem().Kind() != reflect.Uint8 {
+				v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+			}
+			return
+		}
+		for i := range v.Len() {
+			emptyLists(v.Index(i))
+		}
+	}
 }

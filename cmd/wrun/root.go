@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/verify"
 )
@@ -180,7 +182,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 // execute runs wrun with args (os.Args[1:]) and returns its exit status.
 func execute(args []string, stdin, stdout, stderr *os.File) int {
 	if err := run.Init(); err != nil {
-		fmt.Fprintln(stderr, "wrun:", err)
+		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
 		return exitWrunFailed
 	}
 	root := newRootCmd(stdin, stdout, stderr)
@@ -201,15 +203,18 @@ func execute(args []string, stdin, stdout, stderr *os.File) int {
 			fmt.Fprintf(stderr, "wrun: %s\nPut the command after --, e.g. wrun -- %s\n", err, strings.Join(args, " "))
 			return exitWrunFailed
 		}
-		fmt.Fprintln(stderr, "wrun:", err)
+		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
 		return exitWrunFailed
 	}
 }
 
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	if enc.Encode(v) == nil {
+		_, _ = w.Write(quote.JSON(buf.Bytes()))
+	}
 }
 
 // newGoCacheProgCmd is the hidden command the go command starts as its

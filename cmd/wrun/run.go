@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -25,6 +26,23 @@ type runFlags struct {
 // runCommand runs argv with run.Run and says what happened: human lines on
 // stderr as the run goes, or with --json one summary object at exit.
 func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
+	// The escalation file is ready before the command starts: its
+	// directory resolved and held open, a stale request removed, and a
+	// path that cannot be written refused while nothing has run yet.
+	var escFile *outFile
+	if rf.escalationFile != "" {
+		var err error
+		if escFile, err = openOutFile(rf.escalationFile); err != nil {
+			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
+			if pf.json {
+				writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+			} else {
+				fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
+			}
+			return &exitError{run.ExitFailed}
+		}
+		defer escFile.close()
+	}
 	cfg := run.Config{
 		Spec:           pf.spec(),
 		Ceiling:        rf.ceiling,
@@ -38,7 +56,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		RetrySafe:      rf.retrySafe,
 		Approver:       run.TerminalApprover(),
 		Confirm:        run.ConfirmOnTerminal,
-		Hooks:          hooks(pf.json, rf.escalationFile, stderr),
+		Hooks:          hooks(pf.json, escFile, stderr),
 	}
 	if rf.approver != "" {
 		cfg.Approver = run.CommandApprover(rf.approver, stderr)
@@ -48,7 +66,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	case pf.json:
 		writeJSON(stderr, sum)
 	case err != nil:
-		fmt.Fprintln(stderr, "wrun:", err)
+		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
 	}
 	if code := sum.Status(); code != 0 {
 		return &exitError{code}
@@ -58,11 +76,13 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 
 // hooks say what a run does as it does it. Without --json they print
 // human lines; either way they write the escalation file and say what an
-// approval decided.
-func hooks(asJSON bool, escalationFile string, stderr io.Writer) run.Hooks {
+// approval decided. Every human line may carry text the child chose (a
+// path it created, an error naming one): it goes through quote.Line, and
+// paths through quote.Word, so nothing in it acts on the terminal.
+func hooks(asJSON bool, escalationFile *outFile, stderr io.Writer) run.Hooks {
 	say := func(format string, a ...any) {
 		if !asJSON {
-			fmt.Fprintf(stderr, "wrun: "+format+"\n", a...)
+			fmt.Fprintln(stderr, "wrun:", quote.Line(fmt.Sprintf(format, a...)))
 		}
 	}
 	return run.Hooks{
@@ -103,10 +123,10 @@ func essentialGaps(rep sandbox.Report) []string {
 // warnings, denials in plain words.
 func writeAttempt(w io.Writer, s *run.Summary) {
 	for _, p := range s.Swept {
-		fmt.Fprintf(w, "wrun: removed %s: the command created it, and it must not exist (see wrun explain)\n", p)
+		fmt.Fprintf(w, "wrun: removed %s: the command created it, and it must not exist (see wrun explain)\n", quote.Word(p))
 	}
 	for _, warn := range s.Warnings {
-		fmt.Fprintln(w, "wrun: warning:", warn)
+		fmt.Fprintln(w, "wrun: warning:", quote.Line(warn))
 	}
 	if s.Request != nil {
 		for _, d := range s.Request.Denials {
@@ -116,7 +136,7 @@ func writeAttempt(w io.Writer, s *run.Summary) {
 			if d.Right == "socket_unix" && s.ExitCode == 0 {
 				continue
 			}
-			fmt.Fprintln(w, d.Summary)
+			fmt.Fprintln(w, quote.Line(d.Summary))
 		}
 	}
 	if s.Degraded {
@@ -124,28 +144,29 @@ func writeAttempt(w io.Writer, s *run.Summary) {
 	}
 }
 
-// writeEscalationFile writes req, if any, to path, if given.
-func writeEscalationFile(stderr io.Writer, path string, req *escalate.Request) {
-	if req == nil || path == "" {
+// writeEscalationFile writes req, if any, to f, if given, without
+// following a link the child may have put in its place.
+func writeEscalationFile(stderr io.Writer, f *outFile, req *escalate.Request) {
+	if req == nil || f == nil {
 		return
 	}
 	b, err := req.JSON()
 	if err == nil {
-		err = os.WriteFile(path, b, 0o644)
+		err = f.write(b)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "wrun: writing the escalation request to %s: %v\n", path, err)
+		fmt.Fprintf(stderr, "wrun: writing the escalation request to %s: %s\n", quote.Word(f.path), quote.Line(err.Error()))
 	}
 }
 
 // writeDecision says what was decided on req, and how to rerun with it.
 func writeDecision(w io.Writer, req *escalate.Request, d *run.DecisionSummary) {
 	if !d.Approved {
-		fmt.Fprintf(w, "wrun: escalation not approved: %s\n", d.Reason)
+		fmt.Fprintf(w, "wrun: escalation not approved: %s\n", quote.Line(d.Reason))
 		return
 	}
-	fmt.Fprintf(w, "wrun: approved (%s): rerun with wrun %s -- %s\n", strings.Join(d.IDs, ", "), strings.Join(d.Args, " "), strings.Join(req.Command, " "))
+	fmt.Fprintf(w, "wrun: approved (%s): rerun with wrun %s -- %s\n", quote.Line(strings.Join(d.IDs, ", ")), quote.Words(d.Args), quote.Words(req.Command))
 	for _, r := range d.Routes {
-		fmt.Fprintf(w, "wrun: approved route: %s\n", r)
+		fmt.Fprintf(w, "wrun: approved route: %s\n", quote.Line(r))
 	}
 }

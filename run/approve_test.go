@@ -1,0 +1,93 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+)
+
+// linkedRequest is a request whose one --allow-write alternative names a
+// link the child planted in the workspace, leading to another project.
+func linkedRequest(t *testing.T) (req *escalate.Request, link, other string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, other := filepath.Join(dir, "ws"), filepath.Join(dir, "other-project")
+	for _, d := range []string{ws, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link = filepath.Join(ws, "out\x1b[2J\n\u202e")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	req = &escalate.Request{Grant: "files=read,shell=verify,network=off,desktop=off", Workdir: ws,
+		Ceiling: grant.Ceiling().String(), CeilingSource: escalate.CeilingDefault,
+		Denials: []escalate.DeniedAct{{
+			ID: "d1", Path: link + "/x", Summary: "wrun: denied create $'" + link + "/x' (fake)",
+			Alternatives: []escalate.Alternative{
+				{ID: "d1.allow-write", Kind: escalate.KindAllowWrite, Args: []string{"--allow-write", link},
+					Description: "let this run write " + link + " as well"},
+				{ID: "d1.ask-parent", Kind: escalate.KindAskParent, Args: []string{}, Description: "ask the parent"},
+			},
+		}}}
+	return req, link, other
+}
+
+// TestApprovalPromptShowsWhatIsGranted: the prompt carries no control or
+// formatting character, and names the directory the approval really
+// opens, not the link the child planted.
+func TestApprovalPromptShowsWhatIsGranted(t *testing.T) {
+	req, link, other := linkedRequest(t)
+	p := approvalPrompt(req)
+	for _, r := range p {
+		if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r)) {
+			t.Fatalf("the prompt holds %U:\n%s", r, p)
+		}
+	}
+	for _, want := range []string{
+		"[d1.allow-write] grants: --allow-write " + other + "\n",
+		`(the denied path $'` + strings.ReplaceAll(link, "\x1b[2J\n\u202e", `\e[2J\n\u202e`) + `' is reached through a link`,
+		"y grants --grant verify,network=off --allow-write " + other + " (d1.allow-write)\n",
+		"[d1.ask-parent] grants nothing (ask-parent)\n",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, p)
+		}
+	}
+	// One line per item: the child's newline did not add one.
+	if n := strings.Count(p, "\n"); n != 8 {
+		t.Errorf("the prompt has %d lines, want 8:\n%s", n, p)
+	}
+}
+
+// TestDecideResolvesLinks: what is approved is the path the prompt showed,
+// resolved, never the link (whose target the child could choose).
+func TestDecideResolvesLinks(t *testing.T) {
+	req, _, other := linkedRequest(t)
+	var shown *escalate.Request
+	ds, w := decide(req, func(r *escalate.Request) (escalate.Decision, error) {
+		shown = r
+		return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, nil
+	}, escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault})
+	if w == nil || !ds.Approved {
+		t.Fatalf("not approved: %+v", ds)
+	}
+	if len(w.AllowWrite) != 1 || w.AllowWrite[0] != other {
+		t.Errorf("approved %q, want %q", w.AllowWrite, other)
+	}
+	if got := shown.Denials[0].Alternatives[0].Args[1]; got != other {
+		t.Errorf("the approver was shown %q, want %q", got, other)
+	}
+	if req.Denials[0].Alternatives[0].Args[1] == other {
+		t.Errorf("decide changed the caller's request")
+	}
+}
