@@ -84,6 +84,9 @@ func TestResolve(t *testing.T) {
 		{name: "bad grant", grant: "verify,files=some", err: "--grant: "},
 		{name: "bad ceiling", grant: "verify", ceiling: "everything", err: "--ceiling: "},
 		{name: "a bad ceiling is reported before a bad grant", grant: "nope", ceiling: "nope", err: "--ceiling: "},
+		{name: "tools in the grant are not enforced yet", grant: "inspect,tools=git", err: "--grant: tools=git is not enforced yet"},
+		{name: "tools=none is not enforced either", grant: "inspect,tools=none", err: "--grant: tools=none is not enforced yet"},
+		{name: "tools in the ceiling are not enforced yet", grant: "inspect", ceiling: "full,tools=git+cargo", err: "--ceiling: tools=cargo+git is not enforced yet"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -133,6 +133,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 		Example:       examples,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version(),
 		Args: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			switch {
@@ -172,6 +173,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
 	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")
+	root.SetVersionTemplate("wrun {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })

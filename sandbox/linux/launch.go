@@ -284,6 +284,15 @@ func launch(pl *Plan, r *restriction, ready <-chan *ruleset, c sandbox.Command, 
 // name with a slash is taken as it is (relative to the child's directory).
 func lookPath(argv0 string, env []string, dir string) (string, error) {
 	if strings.Contains(argv0, "/") {
+		// A directory is not a program: say so, rather than blame the
+		// sandbox for the EACCES that executing it gives.
+		cand := argv0
+		if !filepath.IsAbs(cand) {
+			cand = filepath.Join(dir, cand)
+		}
+		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
+			return "", &sandbox.StartError{Code: 126, Err: fmt.Errorf("%s: is a directory", argv0)}
+		}
 		return argv0, nil
 	}
 	pathEnv := ""

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVersion: --version prints one line naming wrun, the commit and the Go
+// version, and exits 0 without running anything.
+func TestVersion(t *testing.T) {
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if code := execute([]string{"--version"}, os.Stdin, out, out); code != 0 {
+		t.Fatalf("--version exited %d", code)
+	}
+	b, _ := os.ReadFile(out.Name())
+	line := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(line, "wrun ") || !strings.Contains(line, "commit ") || !strings.Contains(line, "go1.") || strings.Count(line, "\n") != 0 {
+		t.Errorf("--version printed %q; want one line: wrun VERSION (commit C, goX)", line)
+	}
+}
