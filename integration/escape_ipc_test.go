@@ -159,6 +159,7 @@ func TestEscapeProcessesAndIPC(t *testing.T) {
 			m.usable(t)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
+					escapeAttempt(t)
 					userns := strings.Contains(c.name, "user namespace")
 					if userns && m.cred != nil && !bins.features.UserNS {
 						t.Skip("control needs unprivileged user namespaces")
@@ -205,6 +206,7 @@ func TestEscapeProcessesAndIPC(t *testing.T) {
 // child's own status.
 func TestEscapeCrashTheObserver(t *testing.T) {
 	requireABI(t, 3)
+	escapeAttempt(t)
 	if !bins.features.UserNotif {
 		t.Skip("needs seccomp user notification (the observer)")
 	}

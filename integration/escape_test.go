@@ -63,13 +63,18 @@ var (
 // usable skips the test when this machine cannot run wrun in mode m.
 func (m escapeMode) usable(t *testing.T) {
 	t.Helper()
+	skip := func(reason string) {
+		t.Helper()
+		escapeSkipped(t, 1, m.name+": "+reason)
+		t.Skip(reason)
+	}
 	switch {
 	case m.cred == nil && !bins.features.MountNS:
-		t.Skip("protection by mount namespace needs CAP_SYS_ADMIN")
+		skip("protection by mount namespace needs CAP_SYS_ADMIN")
 	case m.cred != nil && os.Geteuid() != 0:
-		t.Skip("runs wrun as an unprivileged user, which needs root to arrange")
+		skip("runs wrun as an unprivileged user, which needs root to arrange")
 	case m.cred != nil && m.env == nil && !bins.features.UserNS:
-		t.Skip("needs unprivileged user namespaces")
+		skip("needs unprivileged user namespaces")
 	}
 }
 
@@ -131,6 +136,7 @@ func runActs(t *testing.T, base string, m escapeMode, acts []escapeAct) {
 	t.Helper()
 	for _, a := range acts {
 		t.Run(a.name, func(t *testing.T) {
+			escapeAttempt(t)
 			prepare := func(F string) runOpts {
 				if a.prep != nil {
 					a.prep(t, F)
@@ -618,6 +624,7 @@ func TestEscapeNetworkOff(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			escapeAttempt(t)
 			if tc.needs == "bash" && bashErr != nil {
 				t.Skip("needs bash")
 			}
@@ -660,6 +667,7 @@ func TestEscapeSignalsToOutsideProcesses(t *testing.T) {
 		{"/bin/kill -STOP pid", "/bin/kill -STOP $VICTIM"},
 	} {
 		t.Run(sig.name, func(t *testing.T) {
+			escapeAttempt(t)
 			control := start()
 			env := []string{"VICTIM=" + strconv.Itoa(control.Process.Pid)}
 			if r := run(t, runOpts{dir: ws, env: env}, "sh", "-c", sig.sh); r.code != 0 {
@@ -693,6 +701,7 @@ func TestEscapeSignalsToOutsideProcesses(t *testing.T) {
 	}
 	// wrun itself (its pid, the thread group) is outside the sandbox too.
 	t.Run("kill -KILL the parent", func(t *testing.T) {
+		escapeAttempt(t)
 		if r := run(t, runOpts{dir: ws}, "sh", "-c", `sh -c 'kill -KILL $PPID'; echo survived`); r.code != 128+9 && r.code != -1 {
 			t.Fatalf("control: the parent shell survived: %s", r)
 		}
@@ -760,6 +769,7 @@ func TestEscapeInheritedDescriptorsThroughTheLaunchThread(t *testing.T) {
 			m.usable(t)
 			for _, a := range acts {
 				t.Run(a.name, func(t *testing.T) {
+					escapeAttempt(t)
 					if a.pipe && m.cred != nil {
 						t.Skip("reopening a pipe through /proc checks its owner, and the test's pipes belong to root")
 					}
@@ -900,6 +910,7 @@ func TestEscapeMetadataWritesOutsideTheGrant(t *testing.T) {
 
 func TestEscapeFullGrantRedirectsTheGoCacheOfLaterRuns(t *testing.T) {
 	requireABI(t, 3)
+	escapeAttempt(t)
 	base := escapeFixture(t)
 	F := freshCopy(t, base, modeRoot)
 	twin := freshCopy(t, base, modeRoot)
@@ -940,6 +951,7 @@ func TestEscapeFullGrantRedirectsTheGoCacheOfLaterRuns(t *testing.T) {
 func knownEscape(t *testing.T, why string) {
 	t.Helper()
 	if os.Getenv("WRUN_KNOWN_ESCAPES") != "1" {
+		escapeSkipped(t, 1, "KNOWN OPEN ESCAPE: "+why)
 		t.Skipf("KNOWN OPEN ESCAPE (README, Open escapes): %s; WRUN_KNOWN_ESCAPES=1 runs it, and it fails", why)
 	}
 }

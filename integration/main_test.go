@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	bins.features = linux.Probe()
 	code := m.Run()
+	printTally(os.Stdout)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
