@@ -186,8 +186,8 @@ func TestChildEnv(t *testing.T) {
 	}
 
 	// --keep-env passes exactly the names given; the inherited git config
-	// stays replaced by wrun's.
-	_, unset, passed, env = childEnv(g, h, Options{KeepEnv: []string{"PGPASSWORD", "WRUN_SANDBOX"}}, nil)
+	// stays out, and WRUN_SANDBOX is wrun's own even when kept.
+	_, _, passed, env = childEnv(g, h, Options{KeepEnv: []string{"PGPASSWORD", "WRUN_SANDBOX"}}, nil)
 	if v, _ := envlist.Lookup(env, "PGPASSWORD"); v != "pw-secret" || !slices.Contains(passed, "PGPASSWORD") {
 		t.Errorf("--keep-env PGPASSWORD: child gets %q", v)
 	}
