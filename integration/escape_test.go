@@ -40,6 +40,9 @@ type escapeAct struct {
 	prep func(t *testing.T, F string)
 	// env, if set, adds variables to both runs.
 	env func(F string) []string
+	// keep names variables of env the sandboxed act reads: they are not
+	// on wrun's allowlist, so wrun passes them only with --keep-env.
+	keep []string
 	// effect describes the forbidden effect if it happened ("" if not).
 	effect func(F string, r result) string
 	// mayRefuse: wrun may refuse to start (exit 125) instead of running
@@ -128,6 +131,31 @@ func escapeOpts(F string, m escapeMode, extra ...string) runOpts {
 	return runOpts{dir: filepath.Join(F, "ws"), cred: m.cred, env: append(env, extra...)}
 }
 
+// escapeKeep passes the variables escapeOpts sets that the acts read and
+// that are not on wrun's allowlist: without them an act would aim at the
+// wrong place and fail, a false green.
+var escapeKeep = []string{"--keep-env", "F", "--keep-env", "PROBE"}
+
+// keepArgs are escapeKeep plus --keep-env for each of names.
+func keepArgs(names ...string) []string {
+	args := append([]string(nil), escapeKeep...)
+	for _, n := range names {
+		args = append(args, "--keep-env", n)
+	}
+	return args
+}
+
+// TestEscapeActsSeeTheirVariables: the acts read $F and $PROBE inside the
+// sandbox; were they dropped, every act would miss its target and pass.
+func TestEscapeActsSeeTheirVariables(t *testing.T) {
+	requireABI(t, 3)
+	F := freshCopy(t, escapeFixture(t), modeRoot)
+	r := wrun(t, escapeOpts(F, modeRoot), append(keepArgs(), "--", "sh", "-c", `echo "$F $PROBE"`)...)
+	if got, want := strings.TrimSpace(r.stdout), F+" "+bins.probe; got != want {
+		t.Fatalf("the sandboxed act sees %q, want %q\n%s", got, want, r)
+	}
+}
+
 // controlShell runs $ESCAPE_SH as the child of a shell (not exec'd by it).
 const controlShell = `sh -c "$ESCAPE_SH"; s=$?; exit $s`
 
@@ -163,7 +191,7 @@ func runActs(t *testing.T, base string, m escapeMode, acts []escapeAct) {
 				t.Fatalf("control: without wrun the act had no effect, so this case proves nothing\nact: %s\n%s", a.sh, r)
 			}
 			F := freshCopy(t, base, m)
-			r = wrun(t, prepare(F), "--grant", a.grant, "--", "sh", "-c", a.sh)
+			r = wrun(t, prepare(F), append(keepArgs(a.keep...), "--grant", a.grant, "--", "sh", "-c", a.sh)...)
 			if e := a.effect(F, r); e != "" {
 				t.Errorf("ESCAPE under --grant %s (%s): %s\nact: %s\n%s", a.grant, m.name, e, a.sh, r)
 			}
@@ -431,8 +459,9 @@ func TestEscapeThroughProc(t *testing.T) {
 		{name: "write: .git/config through each thread of the parent", grant: "write",
 			sh: "for t in /proc/$PPID/task/*; do " + evilConfig + " >> $t/root$PWD/.git/config; done; true", effect: cfg},
 		{name: "write: .git/config through an outside process's root", grant: "write",
-			env: func(string) []string { return []string{"OUTSIDER=" + strconv.Itoa(outsider.Process.Pid)} },
-			sh:  evilConfig + " >> /proc/$OUTSIDER/root$PWD/.git/config", effect: cfg},
+			env:  func(string) []string { return []string{"OUTSIDER=" + strconv.Itoa(outsider.Process.Pid)} },
+			keep: []string{"OUTSIDER"},
+			sh:   evilConfig + " >> /proc/$OUTSIDER/root$PWD/.git/config", effect: cfg},
 		{name: "inspect: create a file through the parent's cwd", grant: "inspect",
 			sh: "echo x > /proc/$PPID/cwd/planted; for t in /proc/$PPID/task/*; do echo x > $t/cwd/planted; done; true", effect: appeared("ws/planted")},
 		{name: "write: a directory fd's /proc/self/fd link", grant: "write",
@@ -691,7 +720,7 @@ func TestEscapeSignalsToOutsideProcesses(t *testing.T) {
 			for _, g := range []string{"inspect", "verify", "write"} {
 				victim := start()
 				env := []string{"VICTIM=" + strconv.Itoa(victim.Process.Pid)}
-				r := wrun(t, runOpts{dir: ws, env: env}, "--grant", g, "--", "sh", "-c", sig.sh)
+				r := wrun(t, runOpts{dir: ws, env: env}, "--keep-env", "VICTIM", "--grant", g, "--", "sh", "-c", sig.sh)
 				time.Sleep(20 * time.Millisecond)
 				if !alive(victim.Process.Pid) || stopped(victim.Process.Pid) {
 					t.Errorf("ESCAPE under --grant %s: %s reached a process outside the sandbox\n%s", g, sig.sh, r)
@@ -815,7 +844,7 @@ func TestEscapeInheritedDescriptorsThroughTheLaunchThread(t *testing.T) {
 						t.Fatalf("control: nothing came through fd 3: %s", r)
 					}
 					for _, g := range []string{"inspect", "write"} {
-						if got, r := try(bins.wrun, "--grant", g, "--", "sh", "-c", a.sh); got != "" {
+						if got, r := try(bins.wrun, "--keep-env", "PROBE", "--grant", g, "--", "sh", "-c", a.sh); got != "" {
 							t.Errorf("ESCAPE under --grant %s: the child wrote %q through fd 3 of wrun (which it must not inherit)\n%s", g, got, r)
 						}
 					}
@@ -938,8 +967,8 @@ func TestEscapeFullGrantRedirectsTheGoCacheOfLaterRuns(t *testing.T) {
 	if changedFile(twin, "home/.bashrc", "# rc\n") == "" {
 		t.Fatal("control: ~/.bashrc did not change")
 	}
-	r1 := wrun(t, escapeOpts(F, modeRoot), "--grant", "full", "--", "sh", "-c", plant)
-	r2 := wrun(t, escapeOpts(F, modeRoot), "--grant", "verify", "--", "sh", "-c", use)
+	r1 := wrun(t, escapeOpts(F, modeRoot), append(keepArgs(), "--grant", "full", "--", "sh", "-c", plant)...)
+	r2 := wrun(t, escapeOpts(F, modeRoot), append(keepArgs(), "--grant", "verify", "--", "sh", "-c", use)...)
 	if e := changedFile(F, "home/.bashrc", "# rc\n"); e != "" {
 		t.Errorf("ESCAPE: a --grant full child planted a symlink at wrun's private go cache; the next --grant verify run wrote through it: %s\nfull: %s\nverify: %s", e, r1, r2)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -443,22 +444,137 @@ func TestSignalsStayInsideTheSandbox(t *testing.T) {
 
 func TestEnvironmentIsScrubbed(t *testing.T) {
 	ws := workspace(t)
-	env := runOpts{dir: ws, env: []string{"DISPLAY=:0", "SSH_AUTH_SOCK=/tmp/agent", "GITHUB_TOKEN=t0ken", "MY_API_KEY=k", "TMUX=/tmp/tmux-0/default,1,0", "HARMLESS=yes"}}
+	env := runOpts{dir: ws, env: []string{"DISPLAY=:0", "SSH_AUTH_SOCK=/tmp/agent", "GITHUB_TOKEN=t0ken", "MY_API_KEY=k", "TMUX=/tmp/tmux-0/default,1,0", "HARMLESS=yes", "LC_TIME=C"}}
 	r := wrun(t, env, "--", "env")
-	for _, bad := range []string{"DISPLAY=", "SSH_AUTH_SOCK=", "GITHUB_TOKEN=", "MY_API_KEY=", "TMUX="} {
+	// HARMLESS is not on the allowlist: what is not named is not passed.
+	for _, bad := range []string{"DISPLAY=", "SSH_AUTH_SOCK=", "GITHUB_TOKEN=", "MY_API_KEY=", "TMUX=", "HARMLESS="} {
 		if strings.Contains(r.stdout, "\n"+bad) || strings.HasPrefix(r.stdout, bad) {
 			t.Errorf("%s reached the child", bad)
 		}
 	}
-	for _, good := range []string{"HARMLESS=yes", "WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off", "WRUN_SANDBOX=landlock", "TMPDIR="} {
+	for _, good := range []string{"LC_TIME=C", "WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off", "WRUN_SANDBOX=landlock", "TMPDIR="} {
 		if !strings.Contains(r.stdout, good) {
 			t.Errorf("%s missing from the child's environment", good)
 		}
 	}
-	r = wrun(t, env, "--keep-env", "GITHUB_TOKEN", "--grant", "inspect,desktop=on", "--", "env")
-	for _, want := range []string{"GITHUB_TOKEN=t0ken", "DISPLAY=:0"} {
+	r = wrun(t, env, "--keep-env", "GITHUB_TOKEN", "--keep-env", "HARMLESS", "--grant", "inspect,desktop=on", "--", "env")
+	for _, want := range []string{"GITHUB_TOKEN=t0ken", "HARMLESS=yes", "DISPLAY=:0"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("%s should pass with --keep-env / desktop=on", want)
+		}
+	}
+}
+
+// envSecrets are credentials under names no secret-looking pattern
+// catches, and git config injected through the environment; each value
+// holds a marker no other variable has.
+var envSecrets = []string{
+	"PGPASSWORD=pgpw-MARKER1",
+	"DATABASE_URL=postgres://app:dbpw-MARKER2@db.internal:5432/app",
+	"CI_JOB_TOKEN=job-MARKER3",
+	"MYSQL_PWD=mypw-MARKER4",
+	"GIT_CONFIG_COUNT=1",
+	"GIT_CONFIG_KEY_0=http.extraHeader",
+	"GIT_CONFIG_VALUE_0=Authorization: Bearer hdr-MARKER5",
+	"MY_SERVICE_CREDENTIAL_X=cred-MARKER6",
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN=oidc-MARKER7",
+}
+
+func TestEnvironmentIsAnAllowlist(t *testing.T) {
+	requireTool(t, "git")
+	ws := workspace(t)
+	gitCmd(t, ws, "init", "-q")
+	o := runOpts{dir: ws, env: envSecrets}
+	markers := []string{"MARKER1", "MARKER2", "MARKER3", "MARKER4", "MARKER5", "MARKER6", "MARKER7"}
+
+	// Control: without wrun the child sees every one.
+	ctl := run(t, o, "env")
+	for _, m := range markers {
+		if !strings.Contains(ctl.stdout, m) {
+			t.Fatalf("control: %s is not in the environment without wrun, so this test proves nothing\n%s", m, ctl)
+		}
+	}
+	if got := run(t, o, "git", "config", "--get", "http.extraHeader"); !strings.Contains(got.stdout, "MARKER5") {
+		t.Fatalf("control: git does not see the injected http.extraHeader without wrun: %s", got)
+	}
+
+	for _, g := range []string{"inspect", "verify", "write"} {
+		r := wrun(t, o, "--grant", g, "--", "env")
+		if r.code != 0 || !strings.Contains(r.stdout, "WRUN_GRANT=") {
+			t.Fatalf("--grant %s: env did not run: %s", g, r)
+		}
+		for _, m := range markers {
+			if strings.Contains(r.stdout+r.stderr, m) {
+				t.Errorf("--grant %s: the child's environment holds %s:\n%s", g, m, r.stdout)
+			}
+		}
+		// git inside the sandbox does not see the parent's injected
+		// config (under verify wrun sets its own GIT_CONFIG_*).
+		r = wrun(t, o, "--grant", g, "--", "git", "config", "--get", "http.extraHeader")
+		if strings.Contains(r.stdout+r.stderr, "MARKER5") || r.code != 1 {
+			t.Errorf("--grant %s: git config --get http.extraHeader: %s", g, r)
+		}
+	}
+
+	// --keep-env passes exactly the one named.
+	r := wrun(t, o, "--keep-env", "PGPASSWORD", "--", "env")
+	if !strings.Contains(r.stdout, "\nPGPASSWORD=pgpw-MARKER1\n") && !strings.HasPrefix(r.stdout, "PGPASSWORD=pgpw-MARKER1\n") {
+		t.Errorf("--keep-env PGPASSWORD: not passed:\n%s", r.stdout)
+	}
+	for _, m := range markers[1:] {
+		if strings.Contains(r.stdout, m) {
+			t.Errorf("--keep-env PGPASSWORD: %s passed too:\n%s", m, r.stdout)
+		}
+	}
+
+	// --json lists the dropped names, never their values.
+	r = wrun(t, o, "--json", "--", "true")
+	var sum struct {
+		EnvDropped []string `json:"env_dropped"`
+	}
+	line := strings.TrimSpace(r.stderr)
+	if i := strings.LastIndex(line, "\n"); i >= 0 {
+		line = line[i+1:]
+	}
+	if err := json.Unmarshal([]byte(line), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r)
+	}
+	for _, kv := range envSecrets {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(sum.EnvDropped, name) {
+			t.Errorf("env_dropped %q lacks %s", sum.EnvDropped, name)
+		}
+	}
+	for _, m := range markers {
+		if strings.Contains(r.stderr, m) {
+			t.Errorf("--json output holds the value %s", m)
+		}
+	}
+
+	// -v names them (names only); the default output does not.
+	if r := wrun(t, o, "--", "true"); strings.Contains(r.stderr, "PGPASSWORD") {
+		t.Errorf("default output names dropped variables: %s", r.stderr)
+	}
+	r = wrun(t, o, "-v", "--", "true")
+	if !strings.Contains(r.stderr, "PGPASSWORD") || !strings.Contains(r.stderr, "GIT_CONFIG_VALUE_0") {
+		t.Errorf("-v does not name the dropped variables: %s", r.stderr)
+	}
+	for _, m := range markers {
+		if strings.Contains(r.stderr, m) {
+			t.Errorf("-v prints the value %s", m)
+		}
+	}
+
+	// explain states the rule and what this environment would lose.
+	r = wrun(t, o, "explain")
+	for _, want := range []string{"allowlist", "PGPASSWORD", "DATABASE_URL", "GIT_CONFIG_VALUE_0", "PATH"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("explain lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, m := range markers {
+		if strings.Contains(r.stdout, m) {
+			t.Errorf("explain prints the value %s", m)
 		}
 	}
 }

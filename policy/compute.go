@@ -47,8 +47,9 @@ type Host struct {
 type Options struct {
 	// AllowRead and AllowWrite are extra paths: absolute, symlinks resolved.
 	AllowRead, AllowWrite []string
-	// KeepEnv names variables to pass through even though the grant would
-	// remove them.
+	// KeepEnv names variables to pass through although they are not on the
+	// allowlist (EnvFamilies). WRUN_GRANT, WRUN_CEILING and WRUN_SANDBOX
+	// are never inherited, kept or not.
 	KeepEnv []string
 	// Ceiling, when set, is exported to the child as WRUN_CEILING so that
 	// a nested wrun inherits it.
@@ -213,7 +214,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	})
 
 	p.Protected = protectedPaths(p, h)
-	p.EnvSet, p.EnvUnset, p.Env = childEnv(g, h, o, vscope.Env)
+	p.EnvSet, p.EnvUnset, p.EnvPassed, p.Env = childEnv(g, h, o, vscope.Env)
 	if g.Files != grant.FilesNone {
 		p.Notes = append(p.Notes, "names inside hidden directories can be listed; their contents cannot be read")
 	}

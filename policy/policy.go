@@ -111,7 +111,13 @@ type Policy struct {
 	Network   Network     `json:"network"`
 	IPC       IPC         `json:"ipc"`
 	EnvSet    []EnvVar    `json:"env_set"`
-	EnvUnset  []EnvVar    `json:"env_removed"`
+	// EnvUnset are the invoking environment's variables the child does
+	// not get (not on the allowlist, EnvFamilies), by name, never value.
+	EnvUnset []EnvVar `json:"env_removed"`
+	// EnvPassed names the invoking environment's variables the child
+	// gets: on the allowlist or kept with --keep-env. EnvSet may replace
+	// their values.
+	EnvPassed []string `json:"env_passed"`
 	// Env is the child's complete environment. It is not in the JSON form:
 	// it holds whatever the invoking environment held.
 	Env []string `json:"-"`

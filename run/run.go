@@ -41,6 +41,10 @@ type Summary struct {
 	Killed int `json:"background_killed,omitempty"`
 	// Swept are protected paths the command created and wrun removed.
 	Swept []string `json:"removed_protected,omitempty"`
+	// EnvDropped names the invoking environment's variables the command
+	// did not get (not on the allowlist, see policy.EnvFamilies): names
+	// only, never values.
+	EnvDropped []string `json:"env_dropped,omitempty"`
 	// Error is why wrun failed, when it did.
 	Error string `json:"error,omitempty"`
 	// Warnings are what went wrong after the command started.
@@ -221,6 +225,11 @@ func fillSummary(sum *Summary, out outcome) {
 	}
 	sum.ExitCode, sum.Signal, sum.Killed = out.code, int(out.res.Signal), out.res.Killed
 	sum.Swept, sum.Warnings, sum.Request = out.res.Swept, out.res.Warnings, out.req
+	if out.p != nil {
+		for _, e := range out.p.EnvUnset {
+			sum.EnvDropped = append(sum.EnvDropped, e.Name)
+		}
+	}
 }
 
 // attempt runs the command once under grant g: a private temp dir, the

@@ -119,7 +119,7 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 	}
 
 	gitShim(in, common, q, s)
-	s.Env = append(s.Env, gitConfigEnv(in.Getenv)...)
+	s.Env = append(s.Env, gitConfigEnv()...)
 }
 
 // gitShim points git at the quarantine q, through the shim (see
@@ -167,24 +167,22 @@ func lookPathIn(name, path string) string {
 
 const whyGitConfig = "git config: a child that writes it (core.fsmonitor, core.hooksPath, aliases, filters) runs code at the next unsandboxed git command"
 
-// gitConfigEnv appends gitChildConfig to any GIT_CONFIG_COUNT entries the
-// environment has.
-func gitConfigEnv(getenv func(string) string) []EnvVar {
-	n, err := strconv.Atoi(getenv("GIT_CONFIG_COUNT"))
-	if err != nil || n < 0 {
-		n = 0
-	}
+// gitConfigEnv sets gitChildConfig through GIT_CONFIG_COUNT, KEY_n and
+// VALUE_n, numbered from 0: the invoking environment's GIT_CONFIG_* never
+// reach the child (policy's allowlist leaves them out: they can carry
+// credentials, as http.extraHeader), so these are the child's only ones.
+func gitConfigEnv() []EnvVar {
 	var out []EnvVar
 	var set []string
 	cfg := gitChildConfig()
 	for i, kv := range cfg {
 		why := "git: " + kv[0] + "=" + kv[1] + " (no automatic maintenance in the sandbox)"
 		out = append(out,
-			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_KEY_%d", n+i), Value: kv[0], Why: why},
-			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_VALUE_%d", n+i), Value: kv[1], Why: why})
+			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_KEY_%d", i), Value: kv[0], Why: why},
+			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_VALUE_%d", i), Value: kv[1], Why: why})
 		set = append(set, kv[0]+"="+kv[1])
 	}
-	return append(out, EnvVar{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(n + len(cfg)),
+	return append(out, EnvVar{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(len(cfg)),
 		Why: "git: " + strings.Join(set, ", ") + " for every git command of the child"})
 }
 

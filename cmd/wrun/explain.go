@@ -167,16 +167,32 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	}
 
 	section(w, "Environment:")
+	fmt.Fprintln(w, "  rule: an allowlist of exact names; a variable of this environment reaches the child only when its family below names it, or with --keep-env NAME")
+	families := make([]string, 0, len(policy.EnvFamilies))
+	for _, f := range policy.EnvFamilies {
+		families = append(families, f.Name)
+	}
+	fmt.Fprintf(w, "  families: %s\n", strings.Join(families, ", "))
+	fmt.Fprintf(w, "  passed from this environment: %s\n", orNone(p.EnvPassed))
 	var set []string
 	for _, e := range p.EnvSet {
 		set = append(set, e.Name)
 	}
-	fmt.Fprintf(w, "  set: %s\n", strings.Join(dedupe(set), ", "))
+	fmt.Fprintf(w, "  set by wrun: %s\n", orNone(dedupe(set)))
 	if len(p.EnvUnset) == 0 {
-		fmt.Fprintln(w, "  removed: nothing present needed removing")
+		fmt.Fprintln(w, "  dropped: none")
 	}
+	// Grouped by reason: most are simply not on the list.
+	var whys []string
+	byWhy := map[string][]string{}
 	for _, e := range p.EnvUnset {
-		fmt.Fprintf(w, "  removed %s: %s\n", e.Name, e.Why)
+		if _, ok := byWhy[e.Why]; !ok {
+			whys = append(whys, e.Why)
+		}
+		byWhy[e.Why] = append(byWhy[e.Why], e.Name)
+	}
+	for _, why := range whys {
+		fmt.Fprintf(w, "  dropped, %s: %s\n", why, strings.Join(byWhy[why], ", "))
 	}
 
 	if len(rep.Gaps) > 0 {
@@ -196,6 +212,14 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 			fmt.Fprintf(w, "  - %s\n", n)
 		}
 	}
+}
+
+// orNone joins names, or says there are none.
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }

@@ -173,6 +173,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
 	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")
+	fl.BoolVarP(&rf.verbose, "verbose", "v", false, "also say which environment variables the command did not get (names only; they are not on the allowlist)")
 	root.SetVersionTemplate("wrun {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)

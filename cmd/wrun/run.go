@@ -21,6 +21,7 @@ type runFlags struct {
 	approver       string
 	ceiling        string
 	retrySafe      bool
+	verbose        bool
 }
 
 // runCommand runs argv with run.Run and says what happened: human lines on
@@ -60,6 +61,13 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	if rf.approver != "" {
 		cfg.Approver = run.CommandApprover(rf.approver, stderr)
+	}
+	if rf.verbose && !pf.json {
+		ran := cfg.Hooks.Ran
+		cfg.Hooks.Ran = func(s *run.Summary) {
+			writeEnvDropped(stderr, s)
+			ran(s)
+		}
 	}
 	sum, err := run.Run(cfg)
 	switch {
@@ -107,6 +115,15 @@ func hooks(asJSON bool, escalationFile *outFile, stderr io.Writer) run.Hooks {
 			say("not rerun: the command is not marked --retry-safe and there is no terminal to confirm on")
 		},
 	}
+}
+
+// writeEnvDropped names (never the values of) the invoking environment's
+// variables the command did not get: they are not on the allowlist.
+func writeEnvDropped(w io.Writer, s *run.Summary) {
+	if len(s.EnvDropped) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "wrun: environment: not passed (not on the allowlist; --keep-env NAME passes one): %s\n", strings.Join(s.EnvDropped, ", "))
 }
 
 func essentialGaps(rep sandbox.Report) []string {
