@@ -71,6 +71,17 @@ func newHostileRun(t *testing.T, m escapeMode, w string, victim bool) *hostileRu
 	return h
 }
 
+// script is sh with the run's names written in: the child's environment
+// is an allowlist, so variables of the test would not reach it, and an
+// act that lost them would miss its target and pass.
+func (h *hostileRun) script(sh string) string {
+	for _, kv := range h.env() {
+		k, v, _ := strings.Cut(kv, "=")
+		sh = strings.ReplaceAll(sh, "$"+k, v)
+	}
+	return sh
+}
+
 func (h *hostileRun) env() []string {
 	env := []string{"PROBE=" + bins.probe, "KEY=" + strconv.Itoa(h.key), "MQ=" + h.mq, "W=" + h.w}
 	if h.victim != nil {
@@ -169,7 +180,7 @@ func TestEscapeProcessesAndIPC(t *testing.T) {
 						os.Chown(ws, int(m.cred.Uid), int(m.cred.Gid))
 					}
 					h := newHostileRun(t, m, ws, c.victim)
-					r := run(t, runOpts{dir: ws, cred: m.cred, env: h.env()}, "sh", "-c", c.sh)
+					r := run(t, runOpts{dir: ws, cred: m.cred, env: h.env()}, "sh", "-c", h.script(c.sh))
 					if e := c.effect(t, h); e == "" && !(userns && printedOK(r)) {
 						t.Fatalf("control: without wrun the act had no effect, so this case proves nothing\nact: %s\n%s", c.sh, r)
 					}
@@ -184,7 +195,7 @@ func TestEscapeProcessesAndIPC(t *testing.T) {
 						}
 						h := newHostileRun(t, m, ws, c.victim)
 						env := append(h.env(), m.env...)
-						r := wrun(t, runOpts{dir: ws, cred: m.cred, env: env}, "--grant", g, "--", "sh", "-c", c.sh)
+						r := wrun(t, runOpts{dir: ws, cred: m.cred, env: env}, "--grant", g, "--", "sh", "-c", h.script(c.sh))
 						time.Sleep(10 * time.Millisecond)
 						if e := c.effect(t, h); e != "" || userns && printedOK(r) {
 							t.Errorf("ESCAPE under --grant %s (%s): %s\nact: %s\n%s", g, m.name, e, c.sh, r)
@@ -212,7 +223,7 @@ func TestEscapeCrashTheObserver(t *testing.T) {
 	}
 	ws := workspace(t)
 	outside := filepath.Join(workspace(t), "outside")
-	sh := `$PROBE connect-badlen; $PROBE write ` + outside + `; exit 3`
+	sh := bins.probe + ` connect-badlen; ` + bins.probe + ` write ` + outside + `; exit 3`
 	// Control: the bad connect reaches the kernel, which refuses it.
 	if r := run(t, runOpts{dir: ws, env: []string{"PROBE=" + bins.probe}}, "sh", "-c", `$PROBE connect-badlen`); !strings.Contains(r.stdout, "errno22") {
 		t.Fatalf("control: want EINVAL from the kernel: %s", r)
