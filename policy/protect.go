@@ -272,12 +272,18 @@ func (pt *protector) protectStartup(h Host) {
 		}
 		return filepath.Clean(v)
 	}
-	state := getenv("XDG_STATE_HOME")
-	if state == "" && h.Home != "" {
-		state = filepath.Join(h.Home, ".local", "state")
+	// The journal of the checks after the run lies in wrun's state
+	// directory ($XDG_STATE_HOME/wrun, else ~/.local/state/wrun), made
+	// when missing if the directory above it (or the home directory) is
+	// there.
+	state, above := getenv("XDG_STATE_HOME"), ""
+	if state != "" {
+		above = filepath.Dir(state)
+	} else if h.Home != "" {
+		state, above = filepath.Join(h.Home, ".local", "state"), h.Home
 	}
 	if state != "" && h.TempDir != "" {
-		if fi, err := os.Stat(filepath.Dir(state)); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(above); err == nil && fi.IsDir() {
 			pt.guard.Journal = filepath.Join(state, "wrun", "guard")
 		}
 	}
@@ -304,7 +310,8 @@ func (pt *protector) protectStartup(h Host) {
 		}
 		for _, rc := range homeStartupFiles {
 			path := filepath.Join(home, rc)
-			if !pt.holdsWritable(path) {
+			// One that exists is protected above, as a dot entry.
+			if !exists(path) && !pt.holdsWritable(path) {
 				pt.add(path, false, whyRC, nil)
 			}
 		}
