@@ -120,8 +120,10 @@ func gitReachActs() []escapeAct {
 			sh:     evilGitDir + `mkgd .git/modules/other`,
 			effect: appeared("ws/.git/modules/other")},
 		{name: "home is the workspace: ~/.config/git/config", grant: "write", env: wsHome,
-			sh:     `mkdir -p $HOME/.config/git && printf '[core]\n\tfsmonitor = "touch %s/pwned; false"\n' "$F" > $HOME/.config/git/config`,
-			effect: func(F string, r result) string { return plainGit(F, filepath.Join(F, "ws"), filepath.Join(F, "ws"), "status", "--short") }},
+			sh: `mkdir -p $HOME/.config/git && printf '[core]\n\tfsmonitor = "touch %s/pwned; false"\n' "$F" > $HOME/.config/git/config`,
+			effect: func(F string, r result) string {
+				return plainGit(F, filepath.Join(F, "ws"), filepath.Join(F, "ws"), "status", "--short")
+			}},
 	}
 }
 
