@@ -333,8 +333,8 @@ func (pt *protector) protectStartup(h Host) {
 		}
 		pt.protectTree(path, whyEnvDir+" ($"+v.name+")", nil)
 	}
-	if pt.guard.Journal != "" {
-		pt.add(filepath.Dir(pt.guard.Journal), true, whyJournal, func(pr *Protected) { pr.Create = CreateDir })
+	if j := pt.guard.Journal; j != "" && !slices.ContainsFunc(pt.out, func(pr Protected) bool { return pr.Dir && Within(j, pr.Path) }) {
+		pt.add(filepath.Dir(j), true, whyJournal, func(pr *Protected) { pr.Create = CreateDir })
 	}
 	path, _ := envlist.Lookup(h.Env, "PATH")
 	for _, d := range filepath.SplitList(path) {
