@@ -148,8 +148,8 @@ func (c *catalogue) check() error {
 		}
 	}
 	for _, p := range c.Protected {
-		if !slices.Contains([]string{"gitdir", "home", "any"}, p.Under) || p.Rel == "" || p.Why == "" {
-			return fmt.Errorf("protected pattern %+v: want under gitdir, home or any, a rel path and a why", p)
+		if !slices.Contains([]string{"gitdir", "home", "home-dot", "any"}, p.Under) || (p.Rel == "") != (p.Under == "home-dot") || p.Why == "" {
+			return fmt.Errorf("protected pattern %+v: want under gitdir, home or any with a rel path, or home-dot without one, and a why", p)
 		}
 	}
 	ids := map[string]bool{}

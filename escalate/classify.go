@@ -207,6 +207,16 @@ func (a *Analyzer) protectedPattern(path string) (string, string) {
 			if policy.Within(path, base) {
 				return base, pp.Why
 			}
+		case "home-dot":
+			if a.facts.Home == "" || !policy.Within(path, a.facts.Home) || path == a.facts.Home {
+				continue
+			}
+			// The entry itself only: beneath it may lie a cache that a
+			// grant makes writable (the policy's own list covers the rest).
+			// A new one is removed after the run, not protected.
+			if filepath.Dir(path) == a.facts.Home && strings.HasPrefix(filepath.Base(path), ".") && a.facts.Exists != nil && a.facts.Exists(path) {
+				return path, pp.Why
+			}
 		case "any":
 			if filepath.Base(path) == pp.Rel {
 				return path, pp.Why

@@ -67,7 +67,7 @@ func exists(p string) bool {
 func TestProtectedPatternsMatchPolicy(t *testing.T) {
 	h := makeHost(t)
 	p := h.policy(t, "write", policy.Options{AllowWrite: []string{h.home}})
-	a, err := New(p, Facts{Home: h.home, Env: h.env})
+	a, err := New(p, Facts{Home: h.home, Env: h.env, Exists: exists})
 	if err != nil {
 		t.Fatal(err)
 	}

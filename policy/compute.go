@@ -213,7 +213,15 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		return false
 	})
 
-	p.Protected = protectedPaths(p, h)
+	var guard verify.Guard
+	p.Protected, guard = protectedPaths(p, h)
+	if guard.Journal != "" || !guard.Empty() {
+		gd := &guard
+		p.Prepare = append(p.Prepare, verify.Step{Kind: verify.StepGuardOpen, Dir: guard.Journal, Guard: gd,
+			Why: "makes the checks earlier runs ended without (wrun killed), then records this run's: git metadata and start-up files that no rule can keep the child from creating"})
+		p.Finish = append(p.Finish, verify.Step{Kind: verify.StepGuardClose, Dir: guard.Journal, Guard: gd,
+			Why: "removes what must not appear (rebase state, a commondir, new submodule or worktree git dirs, new dot files in the home directory), restores replaced links, moves aside the .git of a new repository whose config or hooks run programs"})
+	}
 	p.EnvSet, p.EnvUnset, p.EnvPassed, p.Env = childEnv(g, h, o, vscope.Env)
 	if g.Files != grant.FilesNone {
 		p.Notes = append(p.Notes, "names inside hidden directories can be listed; their contents cannot be read")

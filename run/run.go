@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -266,6 +267,12 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		sess.Finish(p.Finish, true)
 		return failed(ExitFailed, fmt.Errorf("preparing the sandbox: %w", err))
 	}
+	// What the checks of earlier runs, ended without them, changed: said
+	// now, before the command starts.
+	for _, f := range sess.Findings() {
+		call1(cfg.Hooks.Note, f.Path+": "+f.What)
+	}
+	seen := len(sess.Findings())
 	// When the command is git itself, pick its object directory here
 	// rather than through the git shim: one program start less.
 	c.Argv, p.Env = verify.DirectGit(c.Argv, p.Cwd, p.Env)
@@ -316,6 +323,14 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	// started: nothing can change what the run wrote any more.
 	for _, err := range sess.Finish(p.Finish, !cfg.KeepBackground) {
 		out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
+	}
+	for i, f := range sess.Findings() {
+		if f.Changed && !slices.Contains(out.res.Swept, f.Path) {
+			out.res.Swept = append(out.res.Swept, f.Path)
+		}
+		if i < seen || !f.Changed || !strings.HasPrefix(f.What, "removed: the command created it") {
+			out.res.Warnings = append(out.res.Warnings, f.Path+": "+f.What)
+		}
 	}
 	if len(out.res.Denials) == 0 && tail == nil {
 		return out // nothing was denied: no request to build

@@ -32,6 +32,13 @@ const (
 	// this user and not a symbolic link: the paths wrun keeps beneath it
 	// are reached from it without following links, so it must be real.
 	StepStateRoot = "state-root"
+	// StepGuardOpen first makes the checks that earlier runs, ended
+	// without them, left in the journal directory of Guard, then records
+	// Guard there (see Guard).
+	StepGuardOpen = "guard-open"
+	// StepGuardClose makes Guard's check (see Guard.Check) and removes its
+	// journal.
+	StepGuardClose = "guard-close"
 )
 
 // Step is an action wrun takes outside the sandbox, before the child
@@ -46,20 +53,33 @@ type Step struct {
 	Dir string `json:"dir,omitempty"`
 	// Target is what a link the step makes points to.
 	Target string `json:"target,omitempty"`
-	Why    string `json:"why"`
+	// Guard is what a guard step records and checks.
+	Guard *Guard `json:"guard,omitempty"`
+	Why   string `json:"why"`
 }
 
 // Session is what Prepare keeps open until Finish: the lock on each git
 // quarantine, which the child inherits so that a quarantine is never
 // settled while any process of the run might still write into it.
 type Session struct {
-	held map[string]*os.File // by Step.Dir
+	held  map[string]*os.File // by Step.Dir
+	guard map[string]*os.File // journal locks, by Guard.ID
+	found []Finding
+}
+
+// Findings are what the guard checks changed so far: before the child
+// started (for runs that ended without their check) and after it.
+func (s *Session) Findings() []Finding {
+	if s == nil {
+		return nil
+	}
+	return s.found
 }
 
 // Prepare carries out steps in order. On error the steps done so far stay
 // done; call Finish with the matching Finish steps to undo them.
 func Prepare(steps []Step) (*Session, error) {
-	s := &Session{held: map[string]*os.File{}}
+	s := &Session{held: map[string]*os.File{}, guard: map[string]*os.File{}}
 	var errs []error
 	for _, st := range steps {
 		switch st.Kind {
@@ -73,6 +93,23 @@ func Prepare(steps []Step) (*Session, error) {
 		case StepStateRoot:
 			if err := EnsureStateRoot(st.Dir); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			}
+		case StepGuardOpen:
+			if st.Guard == nil {
+				continue
+			}
+			if st.Guard.Journal != "" {
+				s.found = append(s.found, settleStaleGuards(st.Guard.Journal, st.Guard.ID)...)
+			}
+			f, err := st.Guard.writeJournal()
+			if err != nil {
+				// The checks after the run are made all the same; only a
+				// wrun killed before them leaves them to nobody.
+				s.found = append(s.found, Finding{Path: st.Guard.Journal, What: "could not record this run's checks (if wrun is killed, no later run makes them): " + err.Error()})
+				continue
+			}
+			if f != nil {
+				s.guard[st.Guard.ID] = f
 			}
 		case StepGitShim:
 			if err := os.MkdirAll(st.Dir, 0o755); err != nil {
@@ -116,6 +153,27 @@ func (s *Session) Finish(steps []Step, ended bool) []error {
 			errs = append(errs, closeQuarantine(st.Repo, st.Dir, held, ended)...)
 		case StepRemoveIfEmpty:
 			removeIfEmpty(st.Dir)
+		case StepGuardClose:
+			if st.Guard == nil {
+				continue
+			}
+			found := st.Guard.Check()
+			if s != nil {
+				s.found = append(s.found, found...)
+			}
+			if !ended {
+				// Processes of the run may still write: the journal stays
+				// for the next run to check again.
+				errs = append(errs, fmt.Errorf("processes of the command may still run: the next wrun checks git metadata and start-up files again"))
+			} else if st.Guard.Journal != "" {
+				os.Remove(filepath.Join(st.Guard.Journal, st.Guard.ID+".json"))
+			}
+			if s != nil {
+				if f := s.guard[st.Guard.ID]; f != nil {
+					f.Close()
+					delete(s.guard, st.Guard.ID)
+				}
+			}
 		default:
 			errs = append(errs, fmt.Errorf("unknown step kind %q", st.Kind))
 		}
