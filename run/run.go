@@ -318,7 +318,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
 		Ceiling: &ceiling, Argv: c.Argv, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
-		VerifyScope: verify.Compute(policy.VerifyInput(g, h)).Writable,
+		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
 	})
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())
