@@ -474,6 +474,23 @@ func TestQuarantineCopiesEvenWhenTheRunHasEnded(t *testing.T) {
 			t.Errorf("object %s has %d links: not wrun's own copy", name, st.Nlink)
 		}
 	}
+	// Control: the child's writes did land, in its own file.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", held.Fd())); err == nil && !bytes.HasPrefix(b, forged) {
+		t.Fatal("control: the write through the kept descriptor did not land")
+	}
+	if b, _ := os.ReadFile(elsewhere); !bytes.Equal(b, forged) {
+		t.Fatal("control: the write through the second name did not land")
+	}
+	// And git, reading the repository as a later merge would, sees the
+	// checked content.
+	if _, err := exec.LookPath("git"); err == nil {
+		cmd := exec.Command("git", "cat-file", "-p", freshName)
+		cmd.Dir = ws
+		cmd.Env = append(gitFreeEnv(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "HOME="+ws)
+		if out, err := cmd.Output(); err != nil || string(out) != "fresh fan-out dir\n" {
+			t.Errorf("git cat-file -p %s = %q, %v; want the checked content", freshName, out, err)
+		}
+	}
 	if fi, err := os.Stat(filepath.Join(common, "objects", freshName[:2])); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("fan-out dir: %v %v", fi, err)
 	}
