@@ -166,6 +166,7 @@ func TestVerifyCargo(t *testing.T) {
 	}
 
 	removeStateOf(t, ws)
+	removeStateOf(t, filepath.Join(ws, "app")) // run from the member crate too
 	source := snapshot(t, ws)
 	home := cargoHomeDir()
 	homeBefore := snapshot(t, home)
