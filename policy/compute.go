@@ -349,7 +349,9 @@ func Within(path, base string) bool {
 	if base == "/" {
 		return strings.HasPrefix(path, "/")
 	}
-	return path == base || strings.HasPrefix(path, base+"/")
+	// Without building base+"/": escalate calls this for every rule and
+	// every denial.
+	return path == base || len(path) > len(base) && path[len(base)] == '/' && strings.HasPrefix(path, base)
 }
 
 // exists reports whether path exists (without following a final symlink).

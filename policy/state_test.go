@@ -108,3 +108,17 @@ func TestVerifyInputStateDir(t *testing.T) {
 		t.Errorf("verify cannot write wrun's state directory, yet it is protected")
 	}
 }
+
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		path, base string
+		want       bool
+	}{
+		{"/a/b", "/a", true}, {"/a", "/a", true}, {"/ab", "/a", false}, {"/a", "/a/b", false},
+		{"/", "/", true}, {"/x", "/", true}, {"/a/b/c", "/a/b", true}, {"/a/bc", "/a/b", false}, {"", "/a", false},
+	} {
+		if got := Within(tc.path, tc.base); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.path, tc.base, got, tc.want)
+		}
+	}
+}
