@@ -142,7 +142,11 @@ func TestCheckOnComputedPolicies(t *testing.T) {
 		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.ssh/id_ed25519"}, true},
 		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.bashrc"}, false},
 		{"inspect", Op{Kind: OpConnect, Addr: "127.0.0.1:80"}, true},
-		{"verify", Op{Kind: OpMkdir, Path: h.ws + "/target/debug"}, false},
+		// cargo builds in a target dir of its own (here, without a state
+		// directory, in the private temp dir); the workspace's stays
+		// read-only: an unsandboxed cargo runs what it finds there.
+		{"verify", Op{Kind: OpMkdir, Path: h.tmp + "/cargo-target/debug"}, false},
+		{"verify", Op{Kind: OpMkdir, Path: h.ws + "/target/debug"}, true},
 		{"verify", Op{Kind: OpCreate, Path: h.ws + "/src/gen.rs"}, true},
 		{"verify", Op{Kind: OpCreate, Path: h.home + "/.cargo/registry/x"}, true},
 		{"verify", Op{Kind: OpConnect, Addr: "127.0.0.1:80"}, false},

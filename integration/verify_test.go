@@ -165,6 +165,8 @@ func TestVerifyCargo(t *testing.T) {
 		t.Fatalf("control cargo test: %s", control)
 	}
 
+	removeStateOf(t, ws)
+	removeStateOf(t, filepath.Join(ws, "app")) // run from the member crate too
 	source := snapshot(t, ws)
 	home := cargoHomeDir()
 	homeBefore := snapshot(t, home)
@@ -179,15 +181,18 @@ func TestVerifyCargo(t *testing.T) {
 			}
 		}
 	}
-	// Member crates build into the workspace's target dir too.
+	// Member crates build too; everything lands in the sandbox's own
+	// target dir, never in the workspace's (an unsandboxed cargo would run
+	// what it finds there).
 	if r := wrun(t, runOpts{dir: filepath.Join(ws, "app")}, "--grant", "verify", "--", "cargo", "test", "--offline"); r.code != 0 || len(testLines(r.stdout)) != 2 {
 		t.Fatalf("cargo test in a member crate: %s", r)
 	}
-	if !exists(filepath.Join(ws, "target", "debug")) || exists(filepath.Join(ws, "app", "target")) {
-		t.Errorf("the build did not land in the workspace's target dir")
+	private := privateCargoTarget(t, ws, "verify")
+	if !exists(filepath.Join(private, "debug")) || exists(filepath.Join(ws, "target")) || exists(filepath.Join(ws, "app", "target")) {
+		t.Errorf("the build did not land in the private target dir %s alone", private)
 	}
-	if d := diffSnapshot(source, snapshot(t, ws, "target")); len(d) > 0 {
-		t.Errorf("the workspace changed outside target/: %v", d)
+	if d := diffSnapshot(source, snapshot(t, ws)); len(d) > 0 {
+		t.Errorf("the workspace changed: %v", d)
 	}
 	if d := diffSnapshot(homeBefore, snapshot(t, home)); len(d) > 0 {
 		t.Errorf("CARGO_HOME %s changed: %v", home, d)
@@ -199,6 +204,7 @@ func TestVerifyCargoLockIsNotWritten(t *testing.T) {
 	requireTool(t, "cargo")
 	ws := workspace(t)
 	cargoWorkspace(t, ws)
+	removeStateOf(t, ws)
 	// Without a lock file cargo must write one, which verify denies: the
 	// run fails, and says so.
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "cargo", "check", "--offline")
@@ -229,6 +235,7 @@ func TestVerifyBuildScriptCannotWriteTheSourceTree(t *testing.T) {
 		t.Fatal(r)
 	}
 	copyTree(t, ws, filepath.Join(base, "control"))
+	removeStateOf(t, ws)
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "cargo", "check", "--offline")
 	if r.code == 0 || !strings.Contains(r.stderr, "writing src/generated.rs") {
 		t.Errorf("a build script writing into the source tree: %s", r)
@@ -289,18 +296,20 @@ func TestVerifyGoTest(t *testing.T) {
 	}
 	userCache := strings.TrimSpace(run(t, runOpts{dir: ws}, "go", "env", "GOCACHE").stdout)
 	private := privateGoCache(t, ws)
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(private)) })
+	removeStateOf(t, ws)
 	source := snapshot(t, ws)
 
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "go", "test", "./...")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^ok\s+`+module+`/calc\s+[0-9.]+s$`).MatchString(r.stdout) {
 		t.Fatalf("first go test: %s", r)
 	}
-	for _, g := range []string{"verify", "verify,network=off"} {
-		r := wrun(t, runOpts{dir: ws}, "--grant", g, "--", "go", "test", "./...")
-		if r.code != 0 || !regexp.MustCompile(`(?m)^ok\s+`+module+`/calc\s+\(cached\)$`).MatchString(r.stdout) {
-			t.Fatalf("%s: the second go test did not hit the cache: %s", g, r)
-		}
+	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "go", "test", "./..."); r.code != 0 || !regexp.MustCompile(`(?m)^ok\s+`+module+`/calc\s+\(cached\)$`).MatchString(r.stdout) {
+		t.Fatalf("the second go test did not hit the cache: %s", r)
+	}
+	// Another grant has a cache of its own: what runs under verify wrote
+	// is not used by it.
+	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify,network=off", "--", "go", "test", "./..."); r.code != 0 || !regexp.MustCompile(`(?m)^ok\s+`+module+`/calc\s+[0-9.]+s$`).MatchString(r.stdout) {
+		t.Fatalf("verify,network=off: the go test must run, not come from the cache verify runs wrote: %s", r)
 	}
 	// The sandbox compiled this module only: everything else came from
 	// the user's cache, copied read-only into the private one.
@@ -578,18 +587,18 @@ func TestVerifyForbiddenActs(t *testing.T) {
 		}
 	}
 	env := []string{"CARGO_HOME=" + filepath.Join(fixture, "cargohome"), "GOCACHE=" + filepath.Join(fixture, "gocache")}
-	// wrun creates cargo's target dir up front; that is not the act's doing.
-	before := snapshot(t, fixture, "ws/target")
+	// cargo builds in a target dir of wrun's: the workspace's is not made.
+	removeStateOf(t, ws)
+	before := snapshot(t, fixture)
 	for _, a := range acts {
 		r := wrun(t, runOpts{dir: ws, env: env}, "--grant", "verify", "--", "sh", "-c", strings.ReplaceAll(a.sh, "$F", fixture))
 		if r.code == 0 {
 			t.Errorf("%s succeeded under verify: %s", a.name, r)
 		}
-		if d := diffSnapshot(before, snapshot(t, fixture, "ws/target")); len(d) > 0 {
+		if d := diffSnapshot(before, snapshot(t, fixture)); len(d) > 0 {
 			t.Fatalf("%s left a trace: %v", a.name, d)
 		}
 	}
-	// target/ is left out of the comparison (wrun makes it): no link in it.
 	filepath.WalkDir(filepath.Join(ws, "target"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type()&fs.ModeSymlink != 0 {
 			t.Errorf("a link was planted in target/: %s", p)
@@ -717,7 +726,7 @@ func TestVerifyExplainSaysWhy(t *testing.T) {
 	gd := filepath.Join(ws, ".git")
 	for _, want := range []string{
 		// writable, and which tool needs it
-		filepath.Join(ws, "target") + " .*cargo build output",
+		"/cargo-target .*cargo's target dir private to sandboxed runs of this workspace under this grant",
 		"/gocache .*go build cache private to sandboxed runs",
 		filepath.Join(gd, "wrun-quarantine") + "/RUN .*quarantine for new git objects",
 		filepath.Join(gd, "refs", "remotes") + " .*remote-tracking refs git fetch updates",
@@ -730,6 +739,7 @@ func TestVerifyExplainSaysWhy(t *testing.T) {
 		filepath.Join(gd, "hooks") + " .*planted hook",
 		filepath.Join(gd, "objects") + " .*rewritten existing object",
 		filepath.Join(ws, "Cargo.lock") + " .*dependency",
+		filepath.Join(ws, "target") + " .*unsandboxed cargo run or cargo test executes binaries",
 		"/cargo-home .*CARGO_HOME",
 		"/user-gocache .*GOCACHE",
 		"git-quarantine-close",

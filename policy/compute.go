@@ -170,7 +170,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	// here it is only translated into rules.
 	var vscope verify.Scope
 	if g.Shell >= grant.ShellVerify {
-		vscope = verify.Compute(VerifyInput(g, h))
+		vscope = verify.Compute(VerifyInput(g, h, o))
 		for _, w := range vscope.Writable {
 			// Build outputs and git plumbing: later unsandboxed runs write
 			// there, so no links, FIFOs or sockets may be planted.
@@ -222,6 +222,19 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.Finish = append(p.Finish, verify.Step{Kind: verify.StepGuardClose, Dir: guard.Journal, Guard: gd,
 			Why: "removes what must not appear (rebase state, a commondir, new submodule or worktree git dirs, new dot files in the home directory), restores replaced links, moves aside the .git of a new repository whose config or hooks run programs"})
 	}
+	// wrun's state directory holds what sandboxed runs under other grants
+	// trust (their private build caches): a child whose grant reaches it
+	// must not write it.
+	if h.StateDir != "" {
+		root := filepath.Clean(h.StateDir)
+		for _, r := range p.Rules {
+			if r.Access&(MakeReg|MakeDir) != 0 && Within(root, r.Path) && r.Path != root {
+				p.Protected = append(p.Protected, Protected{Path: root, Dir: true, Exists: exists(root), Within: r.Path,
+					Why: "wrun's state directory: the private build caches of sandboxed runs under other grants, which they trust"})
+				break
+			}
+		}
+	}
 	p.EnvSet, p.EnvUnset, p.EnvPassed, p.Env = childEnv(g, h, o, vscope.Env)
 	if g.Files != grant.FilesNone {
 		p.Notes = append(p.Notes, "names inside hidden directories can be listed; their contents cannot be read")
@@ -230,22 +243,95 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 }
 
 // VerifyInput is what verify mode's scope depends on, for grant g on host
-// h: the workspace, the environment, a state directory private to
-// sandboxed runs of this workspace. It is the one place verify's input is
-// built; Compute uses it too.
-func VerifyInput(g grant.Grant, h Host) verify.Input {
-	stateDir := ""
-	if h.StateDir != "" {
-		sum := sha256.Sum256([]byte(h.Workdir))
-		stateDir = filepath.Join(h.StateDir, "ws", hex.EncodeToString(sum[:8]))
+// h with options o: the workspace, the environment, a state directory
+// private to sandboxed runs of this workspace under this very authority
+// (StateKey). It is the one place verify's input is built; Compute uses it
+// too.
+func VerifyInput(g grant.Grant, h Host, o Options) verify.Input {
+	stateDir, stateRoot := "", ""
+	if h.StateDir != "" && stateRootReach(g, h, o) == "" {
+		stateRoot = filepath.Clean(h.StateDir)
+		stateDir = filepath.Join(stateRoot, "ws", StateKey(g, h, o))
 	}
 	getenv := func(name string) string {
 		v, _ := envlist.Lookup(h.Env, name)
 		return v
 	}
 	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
-		StateDir: stateDir, TempDir: h.TempDir, Self: h.Self,
+		StateDir: stateDir, StateRoot: stateRoot, TempDir: h.TempDir, Self: h.Self,
 		SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite}
+}
+
+// StateKey names the private state (build caches, cargo's target dir) of
+// sandboxed runs of workspace h.Workdir under grant g with options o. What
+// a run keeps is used by later runs with the same key only: a run never
+// reuses state written under any other authority, wider or narrower (the
+// narrower run was the less trusted one, and a wider one may have read
+// what the narrower must not). The key covers everything that gives the
+// child rights: the workspace, the canonical grant, the extra readable and
+// writable paths and the variables kept. It is the workspace's hash, a
+// dash and the authority's hash, so one workspace's state stays together.
+func StateKey(g grant.Grant, h Host, o Options) string {
+	ws := sha256.Sum256([]byte(filepath.Clean(h.Workdir)))
+	a := sha256.New()
+	field := func(tag string, vals ...string) {
+		vals = slices.Clone(vals)
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		fmt.Fprintf(a, "%s %d\x00", tag, len(vals))
+		for _, v := range vals {
+			fmt.Fprintf(a, "%d:%s\x00", len(v), v)
+		}
+	}
+	field("wrun-state-key-v2")
+	field("grant", g.String())
+	field("allow-read", cleanAll(o.AllowRead)...)
+	field("allow-write", cleanAll(o.AllowWrite)...)
+	field("keep-env", o.KeepEnv...)
+	return hex.EncodeToString(ws[:8]) + "-" + hex.EncodeToString(a.Sum(nil)[:8])
+}
+
+func cleanAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Clean(p)
+	}
+	return out
+}
+
+// stateRootReach returns the writable path of the grant that holds wrun's
+// state directory h.StateDir (the workspace under files=write, the user's
+// cache directory under shell=full, an --allow-write path), or "". A child
+// that can write the state directory could plant state for runs under
+// every other grant: the run keeps no private state then, and the state
+// directory is protected (Compute).
+func stateRootReach(g grant.Grant, h Host, o Options) string {
+	if h.StateDir == "" {
+		return ""
+	}
+	root := filepath.Clean(h.StateDir)
+	var writable []string
+	if g.Files == grant.FilesWrite {
+		writable = append(writable, h.Workdir)
+	}
+	if g.Shell == grant.ShellFull {
+		in := verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: func(name string) string {
+			v, _ := envlist.Lookup(h.Env, name)
+			return v
+		}}
+		d := verify.UserToolDirs(in)
+		writable = append(writable, d.CacheHome, d.GoCache, d.GoModCache, d.NpmCache)
+		if d.CargoHome != "" {
+			writable = append(writable, filepath.Join(d.CargoHome, "registry"), filepath.Join(d.CargoHome, "git"))
+		}
+	}
+	writable = append(writable, o.AllowWrite...)
+	for _, w := range writable {
+		if w != "" && Within(root, filepath.Clean(w)) {
+			return filepath.Clean(w)
+		}
+	}
+	return ""
 }
 
 // add appends r, merging it with an existing rule on the same path.
@@ -272,7 +358,9 @@ func Within(path, base string) bool {
 	if base == "/" {
 		return strings.HasPrefix(path, "/")
 	}
-	return path == base || strings.HasPrefix(path, base+"/")
+	// Without building base+"/": escalate calls this for every rule and
+	// every denial.
+	return path == base || len(path) > len(base) && path[len(base)] == '/' && strings.HasPrefix(path, base)
 }
 
 // exists reports whether path exists (without following a final symlink).

@@ -50,6 +50,10 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 	// Warnings are what went wrong after the command started.
 	Warnings []string `json:"warnings,omitempty"`
+	// DenialsDropped counts denials beyond wrun's bounds
+	// (sandbox.MaxDenials distinct ones, paths of sandbox.MaxDenialPath
+	// bytes): counted, not kept, so not in the request.
+	DenialsDropped int `json:"denials_dropped,omitempty"`
 	// Request is the escalation request (escalate/schema/request.v1.json)
 	// when something was denied.
 	Request *escalate.Request `json:"request,omitempty"`
@@ -231,6 +235,7 @@ func fillSummary(sum *Summary, out outcome) {
 			sum.EnvDropped = append(sum.EnvDropped, e.Name)
 		}
 	}
+	sum.DenialsDropped = out.res.DenialsDropped
 }
 
 // attempt runs the command once under grant g: a private temp dir, the
@@ -316,6 +321,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	out.started = true
 	out.res, out.code = res, res.ExitCode
+	defer deniedBeyondBounds(&out.res)
 	if cfg.KeepBackground {
 		removeTmp = false // background processes may still use it
 	}
@@ -342,7 +348,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
 		Ceiling: &ceiling, Argv: c.Argv, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
-		VerifyScope: verify.Compute(policy.VerifyInput(g, h)).Writable,
+		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
 	})
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())
@@ -358,8 +364,19 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			}
 		}
 	}
+	// The launcher bounds what it keeps; inferred denials come on top.
+	denials, dropped := sandbox.BoundDenials(denials)
+	out.res.DenialsDropped += dropped
 	out.req = a.Request(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
 	return out
+}
+
+// deniedBeyondBounds warns that denials were counted and not kept.
+func deniedBeyondBounds(res *sandbox.Result) {
+	if res.DenialsDropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d more denial(s) were counted but not kept: wrun keeps the first %d distinct denials of a run, each path up to %d bytes (denials_dropped in --json)",
+			res.DenialsDropped, sandbox.MaxDenials, sandbox.MaxDenialPath))
+	}
 }
 
 // tailWriter keeps the last max bytes written to it.

@@ -101,8 +101,12 @@ type Result struct {
 	Swept []string
 	// Warnings are things that went wrong after the child started.
 	Warnings []string
-	// Denials are what the sandbox refused, as far as wrun could observe.
+	// Denials are what the sandbox refused, as far as wrun could observe,
+	// within the bounds MaxDenials and MaxDenialPath.
 	Denials []Denial
+	// DenialsDropped counts the denials beyond those bounds, which were
+	// counted and not kept.
+	DenialsDropped int
 	// Audited is set when the kernel's audit records of the run were read.
 	Audited bool
 	// Observed is set when the exact observer ran (a nested wrun's does

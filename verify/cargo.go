@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// cargoScope: the target directory (and build directory, when configured
-// apart) of the cargo workspace, created up front: cargo otherwise builds
+// cargoScope: a target directory of the sandbox's own (cargoTargetPrivate),
+// else the target directory (and build directory, when configured apart)
+// of the cargo workspace, created up front: cargo otherwise builds
 // targetXXXX/ beside it and renames it, which needs write access to the
 // workspace root. Cargo.lock and CARGO_HOME stay read-only.
 func cargoScope(in Input, repo *Repo, s *Scope) {
@@ -25,9 +26,14 @@ func cargoScope(in Input, repo *Repo, s *Scope) {
 	if target == "" {
 		return
 	}
-	cc.add(s, target, why)
-	if build, why := cc.dir("build-dir", []string{"CARGO_BUILD_BUILD_DIR"}, s); build != "" && build != target {
-		cc.add(s, build, why)
+	build, bwhy := cc.dir("build-dir", []string{"CARGO_BUILD_BUILD_DIR"}, s)
+	if cargoTargetPrivate(in, target, build) {
+		privateCargoTarget(in, target, s)
+	} else {
+		cc.add(s, target, why)
+		if build != "" && build != target {
+			cc.add(s, build, bwhy)
+		}
 	}
 	if root != "" {
 		lock := filepath.Join(root, "Cargo.lock")
@@ -41,6 +47,55 @@ func cargoScope(in Input, repo *Repo, s *Scope) {
 		s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: home, Tool: "cargo",
 			Why: "CARGO_HOME: source planted in its registry or git checkouts would be compiled by a later unsandboxed build (cargo runs with a read-only CARGO_HOME: it skips its cache locks, and needs every dependency downloaded and unpacked already)"})
 	}
+}
+
+// cargoTargetPrivate reports whether cargo builds into a target dir of
+// the sandbox's own rather than the user's: always, unless the grant writes
+// the user's target (and build) dir anyway (files=write holds them in the
+// workspace, shell=full writes the user's caches, which unsandboxed builds
+// trust just as much). An unsandboxed cargo runs what it finds fresh in
+// its target dir (a test binary whose fingerprint still matches), so a
+// sandboxed child must never write the user's.
+func cargoTargetPrivate(in Input, target, build string) bool {
+	if in.SharedCaches {
+		return false
+	}
+	if !in.WorkspaceWritable {
+		return true
+	}
+	return !within(target, in.Workdir) || build != "" && !within(build, in.Workdir)
+}
+
+// privateCargoTarget points cargo at a target dir private to sandboxed runs
+// of this workspace under this grant (CARGO_TARGET_DIR and the build dir in
+// wrun's state directory), kept between runs so a second `cargo test` is
+// incremental. Without a state directory it is a fresh one in the private
+// temp dir, removed after the run.
+func privateCargoTarget(in Input, user string, s *Scope) {
+	var dir, why string
+	p := Path{Dir: true, Create: true, Tool: "cargo"}
+	switch {
+	case in.StateDir != "":
+		addStateRoot(in, s)
+		dir = filepath.Join(in.StateDir, "cargo-target")
+		p.Beneath = stateRoot(in)
+		why = "cargo's target dir private to sandboxed runs of this workspace under this grant (" + user + " stays read-only: an unsandboxed cargo runs what it finds there)"
+	case in.TempDir != "":
+		dir = filepath.Join(in.TempDir, "cargo-target")
+		p.Beneath = in.TempDir
+		why = "cargo's target dir for this run only, in the private temp dir (" + user + " stays read-only: an unsandboxed cargo runs what it finds there)"
+		s.Notes = append(s.Notes, "cargo: no state directory, so the build starts from scratch in the private temp dir")
+	default:
+		s.Notes = append(s.Notes, "cargo: no state directory and no temp dir: cargo has no writable target dir")
+		return
+	}
+	p.Path, p.Why = dir, why
+	s.Writable = append(s.Writable, p)
+	s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: user, Tool: "cargo",
+		Why: "cargo's target dir: a later unsandboxed cargo run or cargo test executes binaries it finds fresh there; sandboxed builds use " + dir})
+	s.Env = append(s.Env,
+		EnvVar{Name: "CARGO_TARGET_DIR", Value: dir, Why: "cargo builds into the sandbox's own target dir"},
+		EnvVar{Name: "CARGO_BUILD_BUILD_DIR", Value: dir, Why: "cargo's intermediate build outputs go to the sandbox's own target dir too"})
 }
 
 type cargoConfig struct {

@@ -105,7 +105,10 @@ func TestCargoScope(t *testing.T) {
 				env[k] = strings.ReplaceAll(v, "$T", top)
 			}
 			var s Scope
-			cargoScope(Input{Workdir: filepath.Join(top, tc.workdir), Home: filepath.Join(top, "nohome"), Getenv: envFunc(env)}, nil, &s)
+			// Where cargo's own target dir is found matters where the
+			// grant writes it (shell=full); TestCargoPrivateTarget covers
+			// verify, where it stays read-only.
+			cargoScope(Input{Workdir: filepath.Join(top, tc.workdir), Home: filepath.Join(top, "nohome"), Getenv: envFunc(env), SharedCaches: true}, nil, &s)
 			var want []string
 			for _, w := range tc.want {
 				want = append(want, absFrom(top, w))
@@ -139,9 +142,76 @@ func TestCargoScope(t *testing.T) {
 func TestCargoScopeBeneath(t *testing.T) {
 	top := tree(t, map[string]string{"Cargo.toml": "[workspace]\n", "a/Cargo.toml": "[package]\n"})
 	var s Scope
-	cargoScope(Input{Workdir: filepath.Join(top, "a"), Getenv: envFunc(nil)}, nil, &s)
+	cargoScope(Input{Workdir: filepath.Join(top, "a"), Getenv: envFunc(nil), SharedCaches: true}, nil, &s)
 	if len(s.Writable) != 1 || s.Writable[0].Beneath != top {
 		t.Fatalf("the workspace target of a member crate must be reached beneath the workspace root: %+v", s.Writable)
+	}
+}
+
+// TestCargoPrivateTarget: under verify cargo builds into a target dir of
+// the sandbox's own, keyed like its state, and the user's target dir (found
+// as cargo finds it) stays read-only; only a grant that writes the user's
+// target dir anyway gets it.
+func TestCargoPrivateTarget(t *testing.T) {
+	top := tree(t, map[string]string{"ws/Cargo.toml": "[workspace]\n", "ws/a/Cargo.toml": "[package]\n", "ws/Cargo.lock": ""})
+	ws := filepath.Join(top, "ws")
+	state := filepath.Join(top, "state", "ws", "k1")
+	tests := []struct {
+		name   string
+		in     Input
+		want   string // the one writable path
+		env    string // CARGO_TARGET_DIR, "" when unset
+		userRO string // the user's target dir listed read-only, "" when not
+	}{
+		{name: "verify: private, in the state dir",
+			in:   Input{Workdir: filepath.Join(ws, "a"), StateDir: state, StateRoot: filepath.Join(top, "state"), TempDir: filepath.Join(top, "tmp")},
+			want: filepath.Join(state, "cargo-target"), env: filepath.Join(state, "cargo-target"), userRO: filepath.Join(ws, "target")},
+		{name: "verify without a state dir: the private temp dir",
+			in:   Input{Workdir: ws, TempDir: filepath.Join(top, "tmp")},
+			want: filepath.Join(top, "tmp", "cargo-target"), env: filepath.Join(top, "tmp", "cargo-target"), userRO: filepath.Join(ws, "target")},
+		{name: "verify: the user's CARGO_TARGET_DIR is the user's too",
+			in:   Input{Workdir: ws, StateDir: state, StateRoot: filepath.Join(top, "state"), Getenv: envFunc(map[string]string{"CARGO_TARGET_DIR": "/shared/t"})},
+			want: filepath.Join(state, "cargo-target"), env: filepath.Join(state, "cargo-target"), userRO: "/shared/t"},
+		{name: "files=write: the workspace's target is written anyway",
+			in:   Input{Workdir: ws, StateDir: state, WorkspaceWritable: true},
+			want: filepath.Join(ws, "target")},
+		{name: "files=write, a target outside the workspace: private",
+			in:   Input{Workdir: ws, StateDir: state, StateRoot: filepath.Join(top, "state"), WorkspaceWritable: true, Getenv: envFunc(map[string]string{"CARGO_TARGET_DIR": "/shared/t"})},
+			want: filepath.Join(state, "cargo-target"), env: filepath.Join(state, "cargo-target"), userRO: "/shared/t"},
+		{name: "shell=full writes the user's caches anyway",
+			in:   Input{Workdir: ws, StateDir: state, SharedCaches: true},
+			want: filepath.Join(ws, "target")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in.withGetenv()
+			var s Scope
+			cargoScope(in, nil, &s)
+			if got := writablePaths(s, "cargo"); !slices.Equal(got, []string{tc.want}) {
+				t.Fatalf("writable %v, want [%s]", got, tc.want)
+			}
+			w := s.Writable[0]
+			if !w.Dir || !w.Create {
+				t.Errorf("%s: want a directory created up front", w.Path)
+			}
+			if tc.env == "" {
+				if v, ok := envValue(s, "CARGO_TARGET_DIR"); ok {
+					t.Errorf("CARGO_TARGET_DIR=%s, want it unset", v)
+				}
+				return
+			}
+			if w.Beneath == "" || !within(w.Path, w.Beneath) || within(w.Beneath, ws) {
+				t.Errorf("%s: want it reached beneath a directory of wrun's, got %q", w.Path, w.Beneath)
+			}
+			for _, name := range []string{"CARGO_TARGET_DIR", "CARGO_BUILD_BUILD_DIR"} {
+				if v, _ := envValue(s, name); v != tc.env {
+					t.Errorf("%s=%q, want %q", name, v, tc.env)
+				}
+			}
+			if !slices.ContainsFunc(s.ReadOnly, func(r ReadOnly) bool { return r.Path == tc.userRO }) {
+				t.Errorf("the user's target dir %s is not listed read-only: %+v", tc.userRO, s.ReadOnly)
+			}
+		})
 	}
 }
 

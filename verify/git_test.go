@@ -414,7 +414,11 @@ func lockShared(t *testing.T, f *os.File) {
 	}
 }
 
-func TestQuarantineMovesWhenTheRunHasEnded(t *testing.T) {
+// TestQuarantineCopiesEvenWhenTheRunHasEnded: even when wrun says every
+// process of the run has ended, objects are copied and checked on wrun's
+// copy, never moved: a second name of the file, or a descriptor some
+// process still holds, cannot change what was checked.
+func TestQuarantineCopiesEvenWhenTheRunHasEnded(t *testing.T) {
 	ws := fakeRepo(t, nil)
 	common := filepath.Join(ws, ".git")
 	q := filepath.Join(common, "wrun-quarantine", "wrun-6")
@@ -428,13 +432,18 @@ func TestQuarantineMovesWhenTheRunHasEnded(t *testing.T) {
 	os.WriteFile(filepath.Join(q, freshName[:2], "tmp_obj_x"), []byte("partial"), 0o644)
 	os.Chmod(filepath.Join(q, freshName[:2]), 0o777)
 	os.Chmod(filepath.Join(q, freshName[:2], freshName[2:]), 0o666)
+	// A descriptor the child kept open for writing.
+	held, err := os.OpenFile(filepath.Join(q, freshName[:2], freshName[2:]), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
 
 	existing, existingName := looseObject("blob", "fan-out dir exists\n", "sha1")
 	os.MkdirAll(filepath.Join(common, "objects", existingName[:2]), 0o755)
 	writeLoose(t, q, existing, existingName)
 
-	// A valid object that is also a file elsewhere (a later run could
-	// change it through the other name) is not taken.
+	// A valid object that is also a file elsewhere.
 	linked, linkedName := looseObject("blob", "hard-linked\n", "sha1")
 	elsewhere := filepath.Join(t.TempDir(), "target-file")
 	os.WriteFile(elsewhere, linked, 0o644)
@@ -443,24 +452,53 @@ func TestQuarantineMovesWhenTheRunHasEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true)
-	if len(w) != 1 || !strings.Contains(w[0].Error(), linkedName) {
+	if w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true); len(w) != 0 {
 		t.Errorf("warnings %v", w)
 	}
-	for _, name := range []string{freshName, existingName} {
-		fi, err := os.Stat(filepath.Join(common, "objects", name[:2], name[2:]))
+	// The child writes through what it kept.
+	forged, _ := looseObject("blob", "forged!!!!!!!!!!!!\n", "sha1")
+	if _, err := held.WriteAt(forged, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(elsewhere, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]byte{freshName: fresh, existingName: existing, linkedName: linked} {
+		path := filepath.Join(common, "objects", name[:2], name[2:])
+		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().Perm() != 0o444 {
 			t.Errorf("object %s: %v %v", name, fi, err)
+			continue
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, want) {
+			t.Errorf("object %s changed after wrun checked it: a write through the child's descriptor or link reached it", name)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Nlink != 1 {
+			t.Errorf("object %s has %d links: not wrun's own copy", name, st.Nlink)
+		}
+	}
+	// Control: the child's writes did land, in its own file.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", held.Fd())); err == nil && !bytes.HasPrefix(b, forged) {
+		t.Fatal("control: the write through the kept descriptor did not land")
+	}
+	if b, _ := os.ReadFile(elsewhere); !bytes.Equal(b, forged) {
+		t.Fatal("control: the write through the second name did not land")
+	}
+	// And git, reading the repository as a later merge would, sees the
+	// checked content.
+	if _, err := exec.LookPath("git"); err == nil {
+		cmd := exec.Command("git", "cat-file", "-p", freshName)
+		cmd.Dir = ws
+		cmd.Env = append(gitFreeEnv(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "HOME="+ws)
+		if out, err := cmd.Output(); err != nil || string(out) != "fresh fan-out dir\n" {
+			t.Errorf("git cat-file -p %s = %q, %v; want the checked content", freshName, out, err)
 		}
 	}
 	if fi, err := os.Stat(filepath.Join(common, "objects", freshName[:2])); err != nil || fi.Mode().Perm() != 0o755 {
-		t.Errorf("moved fan-out dir: %v %v", fi, err)
+		t.Errorf("fan-out dir: %v %v", fi, err)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(common, "objects", freshName[:2])); len(ents) != 1 {
-		t.Errorf("the moved fan-out dir holds more than the object: %v", ents)
-	}
-	if fileExists(filepath.Join(common, "objects", linkedName[:2], linkedName[2:])) {
-		t.Error("a hard-linked object was moved in")
+		t.Errorf("the fan-out dir holds more than the object: %v", ents)
 	}
 	if fileExists(q) {
 		t.Error("the quarantine is still there")

@@ -41,16 +41,10 @@ func goScope(in Input, s *Scope) {
 		return
 	}
 	cache := filepath.Join(in.StateDir, "gocache")
-	// A child with a wider grant (full writes the home directory) could
-	// have planted a symbolic link on the way (gocache -> $HOME): the cache
-	// is reached from wrun's state root without following any. The root
-	// itself is made on first use, and refused if it is a link.
-	root := filepath.Dir(filepath.Dir(in.StateDir))
-	s.Prepare = append(s.Prepare, Step{Kind: StepStateRoot, Dir: root,
-		Why: "wrun's state directory, made on first use (mode 0700) and never a symbolic link"})
+	addStateRoot(in, s)
 	s.Writable = append(s.Writable, Path{Path: cache, Dir: true, Create: true, Tool: "go",
-		Beneath: root,
-		Why:     "go build cache private to sandboxed runs of this workspace (the user's GOCACHE stays read-only)"})
+		Beneath: stateRoot(in),
+		Why:     "go build cache private to sandboxed runs of this workspace under this grant (the user's GOCACHE stays read-only; runs under other grants have their own)"})
 	s.Env = append(s.Env, EnvVar{Name: "GOCACHE", Value: cache, Why: "the sandbox's own go build cache"})
 	if fileExists(filepath.Join(cache, GoCacheSeeded)) {
 		return // warm: the go command uses it directly
@@ -175,4 +169,28 @@ func quoteArgs(args []string) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// stateRoot is wrun's state directory holding in.StateDir.
+func stateRoot(in Input) string {
+	if in.StateRoot != "" {
+		return in.StateRoot
+	}
+	return filepath.Dir(filepath.Dir(in.StateDir))
+}
+
+// addStateRoot has wrun make its state directory before the child starts.
+// A child with a wider grant could have planted a symbolic link on the way
+// (ws -> $HOME): private state is reached from the state root without
+// following any. The root itself is made on first use, and refused if it
+// is a link.
+func addStateRoot(in Input, s *Scope) {
+	root := stateRoot(in)
+	for _, st := range s.Prepare {
+		if st.Kind == StepStateRoot && st.Dir == root {
+			return
+		}
+	}
+	s.Prepare = append(s.Prepare, Step{Kind: StepStateRoot, Dir: root,
+		Why: "wrun's state directory, made on first use (mode 0700) and never a symbolic link"})
 }

@@ -94,9 +94,10 @@ func openQuarantine(common, q string) (*os.File, error) {
 }
 
 // closeQuarantine settles the quarantine q after the run: held is the lock
-// Prepare returned (nil when it failed); owned says that every process of
-// the run has ended. It returns warnings.
-func closeQuarantine(common, q string, held *os.File, owned bool) []error {
+// Prepare returned (nil when it failed). It returns warnings. Whether every
+// process of the run has ended does not matter to what it trusts: objects
+// are always copied and checked on wrun's copy.
+func closeQuarantine(common, q string, held *os.File) []error {
 	if held != nil {
 		held.Close()
 	}
@@ -120,14 +121,14 @@ func closeQuarantine(common, q string, held *os.File, owned bool) []error {
 	case isNotExist(err):
 		// Never created, or settled already; drop a registration left by
 		// a failed Prepare.
-		return settle(root, id, false)
+		return settle(root, id)
 	case errors.Is(err, syscall.EWOULDBLOCK):
 		return []error{fmt.Errorf("the git quarantine %s is still in use by processes the command left running: it stays registered as an alternate object directory, and a later wrun run in this repository moves its objects in", q)}
 	case err != nil:
 		return []error{fmt.Errorf("settling the git quarantine %s (it stays registered): %w", q, err)}
 	}
 	defer lock.Close()
-	return settle(root, id, owned)
+	return settle(root, id)
 }
 
 // settleStale settles every quarantine but keep that no live run holds.
@@ -158,8 +159,9 @@ func settleStale(root *os.Root, keep string) []error {
 			continue // a live run, or what it left running, holds it
 		}
 		// Its wrun was killed: processes it left behind may still run
-		// (without the lock, if they dropped it), so objects are copied.
-		errs = append(errs, settle(root, id, false)...)
+		// (without the lock, if they dropped it); objects are copied and
+		// checked on the copy, as always.
+		errs = append(errs, settle(root, id)...)
 		if lock != nil {
 			lock.Close()
 		}
@@ -167,14 +169,13 @@ func settleStale(root *os.Root, keep string) []error {
 	return errs
 }
 
-// settle moves the good objects of quarantine id into the repository and,
+// settle copies the good objects of quarantine id into the repository and,
 // when that worked, unregisters and removes the quarantine. The caller holds
-// the quarantine's lock exclusively and the admin lock; owned says that
-// every process of the quarantine's run has ended.
-func settle(root *os.Root, id string, owned bool) []error {
+// the quarantine's lock exclusively and the admin lock.
+func settle(root *os.Root, id string) []error {
 	algo := objectFormat(root)
 	dir := quarantineDirName + "/" + id
-	warnings, err := migrate(root, dir, algo, owned)
+	warnings, err := migrate(root, dir, algo)
 	if err != nil {
 		return append(warnings, fmt.Errorf("moving objects out of the git quarantine %s (it stays registered and is retried by the next run): %w", dir, err))
 	}
@@ -197,24 +198,43 @@ func settle(root *os.Root, id string, owned bool) []error {
 	return warnings
 }
 
-// migration moves the good objects of one quarantine into the
+// Bounds on what wrun copies out of one quarantine. Every byte is read from
+// a file the child made, and the child chooses its size: a sparse file
+// costs it nothing on disk but wrun a real block for every byte copied, and
+// hard links give one file many names. A file larger than
+// MaxQuarantineFile, or one that would take the quarantine past
+// MaxQuarantineTotal, is refused and reported, not copied; a file is
+// counted (and copied) once, whatever its number of names. A fetch that
+// needs more goes under a grant that writes the repository.
+var (
+	MaxQuarantineFile  int64 = 2 << 30 // 2 GiB: one pack or loose object
+	MaxQuarantineTotal int64 = 4 << 30 // 4 GiB: all of one quarantine
+)
+
+// migration copies the good objects of one quarantine into the
 // repository.
 type migration struct {
 	root *os.Root // the common dir
 	q    *os.Root // the quarantine
 	dir  string   // the quarantine, relative to root
 	algo string
-	// owned: every process of the run has ended, so nothing can change
-	// the quarantine's files any more; good ones are moved, not copied.
-	owned    bool
+	// seen holds every file taken so far, by device and inode: a file
+	// with several names is copied once.
+	seen     map[[2]uint64]bool
+	total    int64 // bytes copied so far
 	rejected []string
+	refused  []string // beyond the bounds
 }
 
-// migrate moves or copies every object of the quarantine dir that matches
-// its name into the repository's objects. Objects that do not match are
-// left out and reported as warnings; err is set only when moving itself
-// failed (then nothing may be unregistered).
-func migrate(root *os.Root, dir, algo string, owned bool) (warnings []error, err error) {
+// migrate copies every object of the quarantine dir that matches its name
+// into the repository's objects. The check runs on wrun's own copy, in a
+// file the child never had a name or a descriptor for, so nothing the
+// child left running (an open descriptor, a second link, a process that
+// outlived the run) can change it after the check. Objects that do not
+// match, or that exceed the bounds, are left out and reported as warnings;
+// err is set only when copying itself failed (then nothing may be
+// unregistered).
+func migrate(root *os.Root, dir, algo string) (warnings []error, err error) {
 	q, err := root.OpenRoot(dir)
 	if errors.Is(err, os.ErrPermission) && root.Chmod(dir, 0o755) == nil {
 		q, err = root.OpenRoot(dir)
@@ -230,7 +250,7 @@ func migrate(root *os.Root, dir, algo string, owned bool) (warnings []error, err
 	if err != nil {
 		return nil, err
 	}
-	m := &migration{root: root, q: q, dir: dir, algo: algo, owned: owned}
+	m := &migration{root: root, q: q, dir: dir, algo: algo, seen: map[[2]uint64]bool{}}
 	for _, e := range ents {
 		switch {
 		case len(e.Name()) == 2 && isHex(e.Name()) && e.IsDir():
@@ -245,8 +265,58 @@ func migrate(root *os.Root, dir, algo string, owned bool) (warnings []error, err
 	if len(m.rejected) > 0 {
 		warnings = append(warnings, fmt.Errorf("discarded %d object(s) from the git quarantine that are not what their names say: %s", len(m.rejected), strings.Join(m.rejected, ", ")))
 	}
+	if len(m.refused) > 0 {
+		warnings = append(warnings, fmt.Errorf("refused %d file(s) of the git quarantine beyond wrun's bounds (%d MiB a file, %d MiB in all, each file once): %s",
+			len(m.refused), MaxQuarantineFile>>20, MaxQuarantineTotal>>20, strings.Join(m.refused, ", ")))
+	}
 	return warnings, nil
 }
+
+// take decides whether wrun copies src, the quarantine's file name: not a
+// second name of a file taken already, and within the bounds. It counts
+// what it accepts.
+func (m *migration) take(src *os.File, name string) (int64, bool) {
+	fi, err := src.Stat()
+	if err != nil {
+		m.refused = append(m.refused, name+" (unreadable)")
+		return 0, false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+		if m.seen[id] {
+			m.refused = append(m.refused, name+" (another name of a file already taken)")
+			return 0, false
+		}
+		m.seen[id] = true
+	}
+	size := fi.Size()
+	switch {
+	case size > MaxQuarantineFile:
+		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes)", name, size))
+		return 0, false
+	case m.total+size > MaxQuarantineTotal:
+		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes past the total)", name, size))
+		return 0, false
+	}
+	m.total += size
+	return size, true
+}
+
+// copyBounded copies exactly size bytes of src to dst; a file that grew or
+// shrank meanwhile is an error (errChanged).
+func copyBounded(dst io.Writer, src io.Reader, size int64) error {
+	n, err := io.Copy(dst, io.LimitReader(src, size+1))
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return errChanged
+	}
+	return nil
+}
+
+// errChanged: a quarantined file changed size while wrun copied it.
+var errChanged = errors.New("changed while being copied")
 
 // fanout handles the loose objects of one fan-out directory, xx/.
 func (m *migration) fanout(xx string) error {
@@ -258,7 +328,6 @@ func (m *migration) fanout(xx string) error {
 	if m.algo == "sha256" {
 		hexLen = 64
 	}
-	var good []string
 	for _, o := range objs {
 		name := xx + o.Name()
 		switch {
@@ -266,65 +335,17 @@ func (m *migration) fanout(xx string) error {
 			// git's temporary files, or anything else: not an object
 		case exists(m.root, "objects/"+xx+"/"+o.Name()):
 			// git never replaces an object it has
-		case !m.owned:
-			ok, err := copyLoose(m.q, m.root, name, m.algo)
+		default:
+			ok, err := m.copyLoose(name)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				m.rejected = append(m.rejected, name)
 			}
-			continue
-		case m.checkOwned(xx+"/"+o.Name(), name):
-			good = append(good, o.Name())
-			continue
-		default:
-			m.rejected = append(m.rejected, name)
-		}
-		if m.owned {
-			_ = m.q.RemoveAll(xx + "/" + o.Name())
-		}
-	}
-	if len(good) == 0 {
-		return nil
-	}
-	for _, o := range good {
-		if err := m.q.Chmod(xx+"/"+o, 0o444); err != nil {
-			return err
-		}
-	}
-	if !exists(m.root, "objects/"+xx) {
-		// The whole directory, holding only good new objects, in one move
-		// (unless git made objects/xx meanwhile: then one by one).
-		if err := m.q.Chmod(xx, 0o755); err != nil {
-			return err
-		}
-		if err := m.root.Rename(m.dir+"/"+xx, "objects/"+xx); err == nil {
-			return nil
-		}
-		if err := ensureDir(m.root, "objects/"+xx); err != nil {
-			return err
-		}
-	}
-	for _, o := range good {
-		if err := m.root.Rename(m.dir+"/"+xx+"/"+o, "objects/"+xx+"/"+o); err != nil {
-			return err
 		}
 	}
 	return nil
-}
-
-// checkOwned reports whether the quarantine's file path is the loose
-// object name and may be moved as it is: a regular file with no other
-// link (a second name, in a directory the sandbox may write again, would
-// let a later run change the object).
-func (m *migration) checkOwned(path, name string) bool {
-	f, ok := openUntrusted(m.q, path)
-	if !ok {
-		return false
-	}
-	defer f.Close()
-	return singleLink(f) && looseObjectMatches(f, name, m.algo)
 }
 
 // packs handles the packs in pack/.
@@ -353,16 +374,6 @@ func exists(root *os.Root, name string) bool {
 	return err == nil
 }
 
-// singleLink reports whether f is a regular file with exactly one name.
-func singleLink(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && uint64(st.Nlink) == 1
-}
-
 // openUntrusted opens a file the child may have made: never through a
 // symbolic link, never blocking on a FIFO, and only a regular file.
 func openUntrusted(q *os.Root, name string) (*os.File, bool) {
@@ -379,15 +390,22 @@ func openUntrusted(q *os.Root, name string) (*os.File, bool) {
 
 // copyLoose copies the loose object name (hex) from the quarantine into
 // the repository if its content hashes to its name. The check runs on
-// wrun's own copy, so a process still running cannot change the bytes
-// after the check.
-func copyLoose(q, root *os.Root, name, algo string) (bool, error) {
+// wrun's own copy, a new file in the repository's objects (which no
+// process of the sandbox may write), so nothing can change the bytes after
+// the check. It reports whether the object was good; one beyond the bounds
+// is reported by take and counts as good here.
+func (m *migration) copyLoose(name string) (bool, error) {
+	root := m.root
 	final := "objects/" + name[:2] + "/" + name[2:]
-	src, ok := openUntrusted(q, name[:2]+"/"+name[2:])
+	src, ok := openUntrusted(m.q, name[:2]+"/"+name[2:])
 	if !ok {
 		return false, nil
 	}
 	defer src.Close()
+	size, ok := m.take(src, name)
+	if !ok {
+		return true, nil
+	}
 	if err := ensureDir(root, "objects/"+name[:2]); err != nil {
 		return false, err
 	}
@@ -398,13 +416,16 @@ func copyLoose(q, root *os.Root, name, algo string) (bool, error) {
 	}
 	defer root.Remove(tmp)
 	defer dst.Close()
-	if _, err := io.Copy(dst, src); err != nil {
+	if err := copyBounded(dst, src, size); err != nil {
+		if errors.Is(err, errChanged) {
+			return false, nil
+		}
 		return false, err
 	}
 	if _, err := dst.Seek(0, io.SeekStart); err != nil {
 		return false, err
 	}
-	if !looseObjectMatches(dst, name, algo) {
+	if !looseObjectMatches(dst, name, m.algo) {
 		return false, nil
 	}
 	if err := dst.Close(); err != nil {
@@ -460,10 +481,10 @@ func looseObjectMatches(r io.Reader, name, algo string) bool {
 	return hex.EncodeToString(sum) == name
 }
 
-// pack moves (or copies, unless owned) a pack from the quarantine into the
-// repository with an index git builds afresh from its content (git
-// index-pack hashes every object, SHA-1 with collision detection), so the
-// child's own index is never trusted. It returns why the pack was
+// pack copies a pack from the quarantine into the repository with an
+// index git builds afresh from wrun's copy (git index-pack hashes every
+// object, SHA-1 with collision detection), so neither the child's own
+// index nor its file is ever trusted. It returns why the pack was
 // discarded, or "".
 func (m *migration) pack(name string) (string, error) {
 	q, root, algo := m.q, m.root, m.algo
@@ -472,31 +493,29 @@ func (m *migration) pack(name string) (string, error) {
 		return "not a regular file", nil
 	}
 	defer src.Close()
+	size, ok := m.take(src, "pack/"+name)
+	if !ok {
+		return "", nil
+	}
 	if err := ensureDir(root, "objects/pack"); err != nil {
 		return "", err
 	}
 	tmp := "objects/pack/tmp_wrun_" + randomID()
 	defer root.Remove(tmp + ".pack")
 	defer root.Remove(tmp + ".idx")
-	if m.owned && singleLink(src) {
-		if err := root.Rename(m.dir+"/pack/"+name, tmp+".pack"); err != nil {
-			return "", err
-		}
-		if err := root.Chmod(tmp+".pack", 0o444); err != nil {
-			return "", err
-		}
-	} else {
-		dst, err := root.OpenFile(tmp+".pack", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-		if err != nil {
-			return "", err
-		}
-		_, err = io.Copy(dst, src)
-		if cerr := dst.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return "", err
-		}
+	dst, err := root.OpenFile(tmp+".pack", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return "", err
+	}
+	err = copyBounded(dst, src, size)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, errChanged) {
+		return err.Error(), nil
+	}
+	if err != nil {
+		return "", err
 	}
 	abs := filepath.Join(root.Name(), filepath.FromSlash(tmp))
 	// Outside any repository (the working directory is /), so index-pack

@@ -15,9 +15,13 @@ type Input struct {
 	// Callers holding the environment as a list build it with
 	// envlist.Lookup.
 	Getenv func(string) string
-	// StateDir is a directory private to sandboxed runs of this workspace,
-	// kept between runs (for warm caches that unsandboxed builds never use).
+	// StateDir is a directory private to sandboxed runs of this workspace
+	// under this grant (policy.StateKey), kept between runs (for warm
+	// caches that unsandboxed builds never use); "" keeps no state.
 	StateDir string
+	// StateRoot is wrun's state directory, which holds StateDir: reached
+	// without following links, made on first use (StepStateRoot).
+	StateRoot string
 	// TempDir is the private temp dir of this run ("" when only
 	// explaining). Its base name also names this run's git quarantine.
 	TempDir string

@@ -28,7 +28,8 @@ func TestComputeBeneath(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Compute(Input{Workdir: tc.workdir, Home: filepath.Join(top, "nohome"), Getenv: envFunc(tc.env)})
+			// shell=full: cargo writes its own target dir.
+			s := Compute(Input{Workdir: tc.workdir, Home: filepath.Join(top, "nohome"), Getenv: envFunc(tc.env), SharedCaches: true})
 			i := slices.IndexFunc(s.Writable, func(p Path) bool { return p.Path == tc.path })
 			if i < 0 {
 				t.Fatalf("%s is not writable: %+v", tc.path, s.Writable)

@@ -16,8 +16,9 @@ const (
 	// valid at every moment), and first settles quarantines that earlier
 	// runs left behind.
 	StepGitQuarantineOpen = "git-quarantine-open"
-	// StepGitQuarantineClose checks every object in Dir against its name,
-	// copies the good ones into the repository, and only then unregisters
+	// StepGitQuarantineClose copies every object in Dir (within the
+	// bounds MaxQuarantineFile and MaxQuarantineTotal) into the repository
+	// and checks wrun's copy against its name, keeps the good ones, and only then unregisters
 	// and removes the quarantine. If processes the child left running may
 	// still write it, it stays registered for a later run to settle.
 	StepGitQuarantineClose = "git-quarantine-close"
@@ -137,10 +138,12 @@ func (s *Session) Files() []*os.File {
 // Finish carries out steps in order and returns what went wrong; it goes
 // on after a failure so one bad step does not strand the others. It is
 // safe to call with steps whose Prepare counterpart failed or never ran.
-// ended says that every process the child started has ended (wrun ended
-// what it left behind): then nothing can change what the run wrote, and
-// objects are moved into place rather than copied.
+// ended says that every process the child started has ended. wrun does
+// not rely on it: what the run wrote is copied before it is checked, so a
+// process that is still alive, a descriptor or a second link cannot change
+// what was checked.
 func (s *Session) Finish(steps []Step, ended bool) []error {
+	_ = ended
 	var errs []error
 	for _, st := range steps {
 		switch st.Kind {
@@ -150,7 +153,7 @@ func (s *Session) Finish(steps []Step, ended bool) []error {
 				held = s.held[st.Dir]
 				delete(s.held, st.Dir)
 			}
-			errs = append(errs, closeQuarantine(st.Repo, st.Dir, held, ended)...)
+			errs = append(errs, closeQuarantine(st.Repo, st.Dir, held)...)
 		case StepRemoveIfEmpty:
 			removeIfEmpty(st.Dir)
 		case StepGuardClose:

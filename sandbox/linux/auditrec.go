@@ -23,6 +23,10 @@ const (
 	auditLandlockAccess  = 1423
 	auditLandlockDomain  = 1424
 	auditMaxPendingEvent = 4096
+	// auditMaxEvents bounds the access records kept of one run: the child
+	// chooses how many it causes. Beyond it the records are counted as
+	// lost.
+	auditMaxEvents = 16 * sandbox.MaxDenials
 )
 
 // auditDenial is one Landlock access record with its syscall context.
@@ -57,6 +61,8 @@ type auditLog struct {
 	order   []string
 	domains map[string]*domainInfo
 	events  []auditDenial
+	// overflow: records beyond auditMaxEvents were not kept.
+	overflow bool
 }
 
 type auditEvent struct {
@@ -164,6 +170,10 @@ func (l *auditLog) finishEvent(serial string) {
 				d.addr += " (" + c + ")"
 			}
 		}
+		if len(l.events) >= auditMaxEvents {
+			l.overflow = true
+			continue
+		}
 		l.events = append(l.events, d)
 	}
 }
@@ -212,6 +222,9 @@ func (l *auditLog) denialsOf(restrictor int) []auditDenial {
 
 // incomplete: the kernel counted more denials for the domain than were read.
 func (l *auditLog) incomplete(restrictor int) bool {
+	if l.overflow {
+		return true
+	}
 	id := l.ours(restrictor)
 	if id == "" || !l.domains[id].deallocated {
 		return false
@@ -294,9 +307,12 @@ func argv0(title string) string {
 // checked on a directory (make_*, remove_*, refer) that the observer did
 // not predict name only the directory, not the entry: they are counted in
 // unmatched rather than reported with a made-up path.
-func mergeAudit(obs []sandbox.Denial, recs []auditDenial) (out []sandbox.Denial, unmatched int) {
+func mergeAudit(obs []sandbox.Denial, recs []auditDenial) (out []sandbox.Denial, unmatched, dropped int) {
 	out = append([]sandbox.Denial(nil), obs...)
-	index := map[string]int{}
+	// New denials from the records, within what the observer's left of
+	// the bounds (sandbox.MaxDenials).
+	var added sandbox.DenialLog
+	room := sandbox.MaxDenials - len(obs)
 	for _, r := range recs {
 		for _, b := range r.blockers {
 			kind, right, ok := strings.Cut(b, ".")
@@ -324,16 +340,14 @@ func mergeAudit(obs []sandbox.Denial, recs []auditDenial) (out []sandbox.Denial,
 			default:
 				d.Op, d.Right = fsOp(right), right
 			}
-			key := d.Op + "\x00" + d.Path + "\x00" + d.Addr + "\x00" + d.Right
-			if i, ok := index[key]; ok {
-				out[i].Count++
+			if added.Find(sandbox.DenialKey(d)) == nil && added.Len() >= room {
+				dropped++
 				continue
 			}
-			index[key] = len(out)
-			out = append(out, d)
+			added.Add(d)
 		}
 	}
-	return out, unmatched
+	return append(out, added.Denials()...), unmatched, dropped + added.Dropped()
 }
 
 // matchObserved marks the first observed denial by the same process for

@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -112,7 +113,10 @@ func TestMergeAudit(t *testing.T) {
 		{blockers: []string{"scope.abstract_unix_socket"}, path: "@/tmp/.X11-unix/X0", pid: 15},
 		{blockers: []string{"fs.make_dir"}, path: "/usr", pid: 16}, // not predicted: names only a directory
 	}
-	got, unmatched := mergeAudit(observed, recs)
+	got, unmatched, dropped := mergeAudit(observed, recs)
+	if dropped != 0 {
+		t.Errorf("dropped %d, want 0", dropped)
+	}
 	want := []sandbox.Denial{
 		{PID: 10, Op: "create", Path: "/etc/zz", Right: "make_reg", Exact: true, Audited: true, Count: 2},
 		{PID: 11, Op: "write", Path: "/repo/.git/config", Right: "protected", Exact: true, Count: 1},
@@ -146,5 +150,29 @@ func TestSplitNetlink(t *testing.T) {
 	}
 	if got := splitNetlink(buf[:10]); got != nil {
 		t.Errorf("a short buffer gave %+v", got)
+	}
+}
+
+// TestMergeAuditBounded: the records add at most what the observer left of
+// sandbox.MaxDenials; the rest is counted, not kept.
+func TestMergeAuditBounded(t *testing.T) {
+	observed := make([]sandbox.Denial, sandbox.MaxDenials-2)
+	for i := range observed {
+		observed[i] = sandbox.Denial{PID: 1, Op: "create", Path: fmt.Sprintf("/o/%d", i), Right: "make_reg", Exact: true, Count: 1}
+	}
+	var recs []auditDenial
+	for i := range 10 {
+		recs = append(recs, auditDenial{blockers: []string{"fs.read_file"}, path: fmt.Sprintf("/secret/%d", i), pid: 2, program: "cat"})
+	}
+	recs = append(recs, auditDenial{blockers: []string{"fs.read_file"}, path: "/secret/0", pid: 2, program: "cat"})
+	got, _, dropped := mergeAudit(observed, recs)
+	if len(got) != sandbox.MaxDenials {
+		t.Errorf("%d denials kept, want %d", len(got), sandbox.MaxDenials)
+	}
+	if dropped != 8 {
+		t.Errorf("dropped %d, want 8", dropped)
+	}
+	if last := got[len(got)-2]; last.Path != "/secret/0" || last.Count != 2 {
+		t.Errorf("a repeat of a kept record is counted on it: %+v", last)
 	}
 }

@@ -173,6 +173,7 @@ wait:
 	if obs != nil {
 		var faults int
 		res.Denials, faults = obs.stop()
+		res.DenialsDropped = obs.dropped()
 		if faults > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
 		}
@@ -186,8 +187,9 @@ wait:
 			restrictor = pid
 		}
 		recs, lost := aud.finish(restrictor)
-		var unmatched int
-		res.Denials, unmatched = mergeAudit(res.Denials, recs)
+		var unmatched, dropped int
+		res.Denials, unmatched, dropped = mergeAudit(res.Denials, recs)
+		res.DenialsDropped += dropped
 		res.Audited = true
 		if lost {
 			res.Warnings = append(res.Warnings, "some of the kernel's audit records of this run were lost: the denials listed may be incomplete")

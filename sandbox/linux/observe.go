@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -142,11 +143,12 @@ type observer struct {
 	// sandboxed process is left (the launching thread may outlive them).
 	stopR, stopW int
 
-	mu      sync.Mutex
-	idle    *sync.Cond // signalled when inflight drops to 0
-	busy    int        // notifications received and not yet recorded
-	denials map[string]*sandbox.Denial
-	order   []string
+	mu   sync.Mutex
+	idle *sync.Cond // signalled when inflight drops to 0
+	busy int        // notifications received and not yet recorded
+	// log keeps the denials, bounded (sandbox.MaxDenials): the child
+	// chooses how many it makes.
+	log sandbox.DenialLog
 	// faults counts notifications the observer failed on (a panic while
 	// decoding what the child passed): each was let continue, so the
 	// kernel still decided, but its denial may be missing.
@@ -160,7 +162,7 @@ func newObserver(fd int, pl *Plan) (*observer, error) {
 		return nil, fmt.Errorf("starting the denial observer: %w", err)
 	}
 	o := &observer{fd: fd, model: pl.accessModel(), calls: map[uint32]observedCall{},
-		stopR: p[0], stopW: p[1], denials: map[string]*sandbox.Denial{}}
+		stopR: p[0], stopW: p[1]}
 	o.idle = sync.NewCond(&o.mu)
 	for _, c := range observedCalls() {
 		o.calls[c.nr] = c
@@ -207,8 +209,8 @@ func (o *observer) setBusy(d int) {
 	o.mu.Unlock()
 }
 
-// stop ends the observer and returns its denials and the number of
-// notifications it failed on. Call it once every
+// stop ends the observer and returns its denials (within the bounds; see
+// dropped) and the number of notifications it failed on. Call it once every
 // sandboxed process has ended: no notification can come any more, so it
 // waits only for one being handled (the observer lets a call continue
 // before it records it), not for the observer's goroutine to finish.
@@ -220,11 +222,14 @@ func (o *observer) stop() ([]sandbox.Denial, int) {
 	for o.busy > 0 {
 		o.idle.Wait()
 	}
-	out := make([]sandbox.Denial, 0, len(o.order))
-	for _, k := range o.order {
-		out = append(out, *o.denials[k])
-	}
-	return out, o.faults
+	return slices.Clone(o.log.Denials()), o.faults
+}
+
+// dropped is how many denials the observer counted beyond its bounds.
+func (o *observer) dropped() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.log.Dropped()
 }
 
 func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
@@ -312,20 +317,15 @@ func (o *observer) handle(n *seccompNotif) {
 	}
 }
 
-// recordAs records a denial, or counts a repeat of one.
+// recordAs records a denial, or counts a repeat of one; beyond the bounds
+// it only counts it.
 func (o *observer) recordAs(pid int, program, op, path, addr, right string) {
-	key := op + "\x00" + path + "\x00" + addr + "\x00" + right
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if d, ok := o.denials[key]; ok {
-		d.Count++
-		return
-	}
-	o.denials[key] = &sandbox.Denial{
+	o.log.Add(sandbox.Denial{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: pid, Program: program,
 		Op: op, Path: path, Addr: addr, Right: right, Exact: true, Count: 1,
-	}
-	o.order = append(o.order, key)
+	})
 }
 
 // read gathers a call's arguments from the calling process.
