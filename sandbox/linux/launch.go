@@ -171,7 +171,11 @@ wait:
 		res.Killed = killLeftovers(pgid)
 	}
 	if obs != nil {
-		res.Denials = obs.stop()
+		var faults int
+		res.Denials, faults = obs.stop()
+		if faults > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
+		}
 		res.Observed = true
 	}
 	if aud != nil {

@@ -141,6 +141,10 @@ type observer struct {
 	busy    int        // notifications received and not yet recorded
 	denials map[string]*sandbox.Denial
 	order   []string
+	// faults counts notifications the observer failed on (a panic while
+	// decoding what the child passed): each was let continue, so the
+	// kernel still decided, but its denial may be missing.
+	faults int
 }
 
 func newObserver(fd int, pl *Plan) (*observer, error) {
@@ -183,7 +187,7 @@ func (o *observer) run() {
 			}
 			return
 		}
-		o.handle(&n)
+		o.handleSafely(&n)
 		o.setBusy(-1)
 	}
 }
@@ -197,11 +201,12 @@ func (o *observer) setBusy(d int) {
 	o.mu.Unlock()
 }
 
-// stop ends the observer and returns its denials. Call it once every
+// stop ends the observer and returns its denials and the number of
+// notifications it failed on. Call it once every
 // sandboxed process has ended: no notification can come any more, so it
 // waits only for one being handled (the observer lets a call continue
 // before it records it), not for the observer's goroutine to finish.
-func (o *observer) stop() []sandbox.Denial {
+func (o *observer) stop() ([]sandbox.Denial, int) {
 	_, _ = unix.Write(o.stopW, []byte{0})
 	unix.Close(o.stopW)
 	o.mu.Lock()
@@ -213,7 +218,7 @@ func (o *observer) stop() []sandbox.Denial {
 	for _, k := range o.order {
 		out = append(out, *o.denials[k])
 	}
-	return out
+	return out, o.faults
 }
 
 func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
@@ -241,6 +246,22 @@ type event struct {
 	flags       uint64
 	addr        string
 	family      int
+}
+
+// handleSafely handles one notification; a fault in decoding what the
+// child passed (a bug the child found) costs that one report, never the
+// observer: the call is let continue, so the kernel decides as always,
+// and the fault is counted for the run's warnings.
+func (o *observer) handleSafely(n *seccompNotif) {
+	defer func() {
+		if recover() != nil {
+			o.respond(n.ID, 0)
+			o.mu.Lock()
+			o.faults++
+			o.mu.Unlock()
+		}
+	}()
+	o.handle(n)
 }
 
 func (o *observer) handle(n *seccompNotif) {
@@ -301,48 +322,90 @@ func (o *observer) recordAs(pid int, program, op, path, addr, right string) {
 
 // read gathers a call's arguments from the calling process.
 func (o *observer) read(pid int, c observedCall, d *seccompData) (event, error) {
+	return decodeCall(c, d.Args, procMemory(pid))
+}
+
+// childMemory is where a call's arguments are read from: the calling
+// process's memory and its /proc links. Every byte of it is the child's
+// and hostile: decodeCall must neither crash nor stall on any of it.
+type childMemory interface {
+	// read copies len(buf) bytes at addr.
+	read(addr uintptr, buf []byte) error
+	// readString reads a NUL-terminated string of at most PATH_MAX bytes.
+	readString(addr uintptr) (string, error)
+	// readLink reads the /proc link of the working directory (fd is
+	// AT_FDCWD) or of descriptor fd.
+	readLink(fd int) (string, error)
+	// view rewrites the paths that name "the calling process".
+	view(p string) string
+}
+
+// maxSockaddr bounds how much of a socket address is read: a
+// sockaddr_storage is 128 bytes, whatever length the caller claims.
+const maxSockaddr = 128
+
+// decodeCall turns the raw arguments of call c into an event. The
+// arguments and memory come from the child: a length is clamped before it
+// sizes anything, and every read is bounded.
+func decodeCall(c observedCall, args [6]uint64, mem childMemory) (event, error) {
 	ev := event{op: c.op}
-	arg := func(i int) uint64 { return d.Args[i] }
 	var err error
-	if c.path >= 0 {
+	readPathArg := func(dirfdArg, pathArg int) (string, error) {
 		dirfd := unix.AT_FDCWD
-		if c.dirfd >= 0 {
-			dirfd = int(int32(arg(c.dirfd)))
+		if dirfdArg >= 0 {
+			dirfd = int(int32(args[dirfdArg]))
 		}
-		if ev.path, err = readPath(pid, dirfd, uintptr(arg(c.path))); err != nil {
+		return readPath(mem, dirfd, uintptr(args[pathArg]))
+	}
+	if c.path >= 0 {
+		if ev.path, err = readPathArg(c.dirfd, c.path); err != nil {
 			return ev, err
 		}
 	}
 	if c.path2 >= 0 {
-		dirfd := unix.AT_FDCWD
-		if c.dirfd2 >= 0 {
-			dirfd = int(int32(arg(c.dirfd2)))
-		}
-		if ev.path2, err = readPath(pid, dirfd, uintptr(arg(c.path2))); err != nil {
+		if ev.path2, err = readPathArg(c.dirfd2, c.path2); err != nil {
 			return ev, err
 		}
 	}
 	if c.flags >= 0 {
-		ev.flags = arg(c.flags)
+		ev.flags = args[c.flags]
 		if c.op == opOpen2 {
 			// struct open_how starts with the u64 flags.
 			var b [8]byte
-			if err := readMem(pid, uintptr(arg(c.flags)), b[:]); err != nil {
+			if err := mem.read(uintptr(args[c.flags]), b[:]); err != nil {
 				return ev, err
 			}
 			ev.flags = binary.LittleEndian.Uint64(b[:])
 		}
 	}
-	if c.sockarg >= 0 {
-		n := min(int(arg(c.sockarg+1)), 128)
+	if c.sockarg >= 0 && c.sockarg+1 < len(args) {
+		// socklen_t is unsigned 32 bits; anything larger than a
+		// sockaddr_storage is read as one.
+		n := min(uint64(uint32(args[c.sockarg+1])), maxSockaddr)
 		buf := make([]byte, n)
-		if err := readMem(pid, uintptr(arg(c.sockarg)), buf); err != nil {
+		if err := mem.read(uintptr(args[c.sockarg]), buf); err != nil {
 			return ev, err
 		}
 		ev.family, ev.addr = decodeSockaddr(buf)
 	}
 	return ev, nil
 }
+
+// procMemory reads a live process through process_vm_readv and /proc.
+type procMemory int
+
+func (p procMemory) read(addr uintptr, buf []byte) error { return readMem(int(p), addr, buf) }
+
+func (p procMemory) readString(addr uintptr) (string, error) { return readString(int(p), addr) }
+
+func (p procMemory) readLink(fd int) (string, error) {
+	if fd == unix.AT_FDCWD {
+		return os.Readlink(fmt.Sprintf("/proc/%d/cwd", int(p)))
+	}
+	return os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", int(p), fd))
+}
+
+func (p procMemory) view(path string) string { return childView(int(p), path) }
 
 // readMem copies len(buf) bytes at addr in pid's memory.
 func readMem(pid int, addr uintptr, buf []byte) error {
@@ -375,6 +438,9 @@ func readString(pid int, addr uintptr) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if got <= 0 {
+			return "", fmt.Errorf("no progress reading process %d memory", pid)
+		}
 		if i := indexByte(buf[:got], 0); i >= 0 {
 			return string(append(out, buf[:i]...)), nil
 		}
@@ -395,24 +461,19 @@ func indexByte(b []byte, c byte) int {
 
 // readPath reads a path argument and makes it absolute against the
 // process's working directory or the directory dirfd is open on.
-func readPath(pid, dirfd int, addr uintptr) (string, error) {
-	p, err := readString(pid, addr)
+func readPath(mem childMemory, dirfd int, addr uintptr) (string, error) {
+	p, err := mem.readString(addr)
 	if err != nil {
 		return "", err
 	}
 	if filepath.IsAbs(p) {
-		return childView(pid, filepath.Clean(p)), nil
+		return mem.view(filepath.Clean(p)), nil
 	}
-	var base string
-	if dirfd == unix.AT_FDCWD {
-		base, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	} else {
-		base, err = os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, dirfd))
-	}
+	base, err := mem.readLink(dirfd)
 	if err != nil {
 		return "", err
 	}
-	return childView(pid, filepath.Join(base, p)), nil
+	return mem.view(filepath.Join(base, p)), nil
 }
 
 // childView rewrites the paths that name "the calling process" so that

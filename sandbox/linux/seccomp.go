@@ -22,6 +22,11 @@ type seccompSpec struct {
 	// observer (which lets them continue), and refused socket families too
 	// (which it answers with EPERM), so that denials are reported.
 	Observe bool `json:"observe,omitempty"`
+	// IsolatedIPC: the child has an IPC namespace of its own, so SysV IPC
+	// and POSIX message queues reach only the sandbox's own objects.
+	// Without it those calls are refused: Landlock has no hook for them,
+	// and they would reach other processes' segments and queues.
+	IsolatedIPC bool `json:"isolated_ipc,omitempty"`
 }
 
 // Offsets into struct seccomp_data. Arguments are 64-bit; the kernel
@@ -35,9 +40,19 @@ const (
 
 // Return values.
 const (
-	retAllow = unix.SECCOMP_RET_ALLOW
-	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retAllow  = unix.SECCOMP_RET_ALLOW
+	retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 )
+
+// modeSetID are the mode bits that make an executable run with its
+// owner's or group's identity. A child running as root must not create
+// a setuid-root file anywhere, not even inside a writable tree: it would
+// outlive the run as a way up for any user of the machine.
+const modeSetID = unix.S_ISUID | unix.S_ISGID
+
+// openCreates are the open flags under which the mode argument is used.
+const openCreates = unix.O_CREAT | 0o20000000 // __O_TMPFILE
 
 // Terminal ioctls that inject input or poke the console.
 const (
@@ -65,7 +80,7 @@ func deniedSyscalls() []uint32 {
 		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_MOVE_MOUNT,
 		unix.SYS_OPEN_TREE, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT,
 		unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR, unix.SYS_OPEN_BY_HANDLE_AT,
-		unix.SYS_QUOTACTL,
+		unix.SYS_QUOTACTL, unix.SYS_SETNS,
 	}
 	return append(common, archDenied...)
 }
@@ -94,6 +109,7 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 	}
 	prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IOCTL, SkipFalse: uint8(len(ioctl))})
 	prog = append(prog, ioctl...)
+	prog = append(prog, argumentRules(spec)...)
 	// socket: by family.
 	if spec.DenyInet || spec.DenyUnix {
 		deny := deny
@@ -126,6 +142,98 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 		prog = append(prog, observeFilter(observedCalls())...)
 	}
 	return append(prog, bpf.RetConstant{Val: retAllow})
+}
+
+// argumentRules refuses the calls that reach outside the sandbox, or
+// create what outlives it, only with some arguments. A call whose
+// arguments are harmless falls through to the rest of the filter (the
+// socket rules and the observer), so these rules come after the
+// unconditional denials and before the observer's part. The accumulator
+// holds the system call number on entry and on exit. Arguments are
+// compared on their low 32 bits, which is all the kernel reads of an int.
+func argumentRules(spec seccompSpec) []bpf.Instruction {
+	deny := bpf.RetConstant{Val: retEPERM}
+	loadNr := bpf.LoadAbsolute{Off: offNr, Size: 4}
+	arg := func(i int) bpf.Instruction { return bpf.LoadAbsolute{Off: uint32(offArgs + 8*i), Size: 4} }
+	// bitsAt: deny when argument i has any of bits.
+	bitsAt := func(i int, bits uint32) []bpf.Instruction {
+		return []bpf.Instruction{arg(i), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: bits, SkipFalse: 1}, deny}
+	}
+	// createMode: deny when the flags (argument f) create a file and the
+	// mode (argument m) has setuid or setgid bits.
+	createMode := func(f, m int) []bpf.Instruction {
+		return []bpf.Instruction{
+			arg(f), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: openCreates, SkipFalse: 3},
+			arg(m), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: modeSetID, SkipFalse: 1}, deny,
+		}
+	}
+	type block struct {
+		nr   uint32
+		code []bpf.Instruction
+	}
+	blocks := []block{
+		// New user namespaces: the start of most kernel privilege
+		// escalations, and never needed by a build or a test. clone3
+		// passes its flags in memory the filter cannot read: ENOSYS makes
+		// the C library fall back to clone, whose flags it can.
+		{unix.SYS_UNSHARE, bitsAt(0, unix.CLONE_NEWUSER)},
+		{unix.SYS_CLONE, bitsAt(0, unix.CLONE_NEWUSER)},
+		{unix.SYS_CLONE3, []bpf.Instruction{bpf.RetConstant{Val: retENOSYS}}},
+		// Resource limits of another process: a hard RLIMIT_CPU makes the
+		// kernel kill it, whatever Landlock's signal scope says.
+		{unix.SYS_PRLIMIT64, []bpf.Instruction{arg(0), bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1}, deny}},
+		// setuid and setgid files.
+		{unix.SYS_FCHMOD, bitsAt(1, modeSetID)},
+		{unix.SYS_FCHMODAT, bitsAt(2, modeSetID)},
+		{unix.SYS_FCHMODAT2, bitsAt(2, modeSetID)},
+		{unix.SYS_MKNODAT, bitsAt(2, modeSetID)},
+		{unix.SYS_OPENAT, createMode(2, 3)},
+		// openat2 passes its mode in memory the filter cannot read; the C
+		// library's open never uses it.
+		{unix.SYS_OPENAT2, []bpf.Instruction{bpf.RetConstant{Val: retENOSYS}}},
+	}
+	for _, c := range archArgumentCalls() {
+		if c.kind == "open" {
+			blocks = append(blocks, block{c.nr, createMode(c.flags, c.mode)})
+		} else {
+			blocks = append(blocks, block{c.nr, bitsAt(c.mode, modeSetID)})
+		}
+	}
+	var prog []bpf.Instruction
+	for i, b := range blocks {
+		if i > 0 {
+			prog = append(prog, loadNr) // the block before loaded an argument
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: b.nr, SkipFalse: uint8(len(b.code))})
+		prog = append(prog, b.code...)
+	}
+	prog = append(prog, loadNr)
+	if !spec.IsolatedIPC {
+		for _, nr := range ipcSyscalls() {
+			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1}, deny)
+		}
+	}
+	return prog
+}
+
+// ipcSyscalls are SysV IPC and POSIX message queues: objects named by a
+// key or a name, not a path, that Landlock does not see.
+func ipcSyscalls() []uint32 {
+	return []uint32{
+		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
+		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+		unix.SYS_MQ_OPEN, unix.SYS_MQ_UNLINK, unix.SYS_MQ_TIMEDSEND, unix.SYS_MQ_TIMEDRECEIVE,
+		unix.SYS_MQ_NOTIFY, unix.SYS_MQ_GETSETATTR,
+	}
+}
+
+// argumentCall is a call that only some architectures have, with where its
+// flags and mode arguments are.
+type argumentCall struct {
+	nr          uint32
+	kind        string // "mode": the mode argument counts; "open": only when the flags create
+	flags, mode int
 }
 
 // loadFilter installs the program on the calling thread only (no TSYNC).

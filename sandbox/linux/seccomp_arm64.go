@@ -10,3 +10,6 @@ const (
 )
 
 var archDenied = []uint32{unix.SYS_LOOKUP_DCOOKIE}
+
+// archArgumentCalls: arm64 has no legacy calls that take a mode.
+func archArgumentCalls() []argumentCall { return nil }

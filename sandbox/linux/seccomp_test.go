@@ -59,6 +59,8 @@ func verdict(ret uint32) string {
 		return "ALLOW"
 	case retEPERM:
 		return "ERRNO(EPERM)"
+	case retENOSYS:
+		return "ERRNO(ENOSYS)"
 	case retNotify:
 		return "USER_NOTIF"
 	}
@@ -135,7 +137,7 @@ func TestSeccompDeniedSyscalls(t *testing.T) {
 func TestSeccompOrdinarySyscallsAllowed(t *testing.T) {
 	ordinary := map[string]uint32{
 		"read": unix.SYS_READ, "write": unix.SYS_WRITE, "close": unix.SYS_CLOSE,
-		"mmap": unix.SYS_MMAP, "execve": unix.SYS_EXECVE, "clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3,
+		"mmap": unix.SYS_MMAP, "execve": unix.SYS_EXECVE, "clone": unix.SYS_CLONE,
 		"exit_group": unix.SYS_EXIT_GROUP, "getpid": unix.SYS_GETPID, "socketpair": unix.SYS_SOCKETPAIR,
 		"getdents64": unix.SYS_GETDENTS64, "fstat": unix.SYS_FSTAT, "newfstatat": unix.SYS_NEWFSTATAT,
 		"wait4": unix.SYS_WAIT4, "kill": unix.SYS_KILL, "prctl": unix.SYS_PRCTL, "seccomp": unix.SYS_SECCOMP,
@@ -282,6 +284,9 @@ func TestSeccompForeignABI(t *testing.T) {
 func TestSeccompObserve(t *testing.T) {
 	const hi = 0xffff_ffff << 32 // the kernel drops the high word of int flags
 	for _, c := range observedCalls() {
+		if c.nr == unix.SYS_OPENAT2 {
+			continue // refused outright (ENOSYS): see TestSeccompArgumentRules
+		}
 		args := make([]uint64, 6)
 		if c.flags >= 0 {
 			args[c.flags] = unix.O_WRONLY
@@ -391,4 +396,89 @@ func TestSeccompKernel(t *testing.T) {
 		{name: "AF_INET denied under an enclosing observer", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Observe: true}, op: socket(unix.AF_INET), want: unix.EPERM},
 		{name: "AF_UNIX allowed under an enclosing observer", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Observe: true}, op: socket(unix.AF_UNIX)},
 	})
+}
+
+// TestSeccompArgumentRules: the calls refused only with some arguments.
+// Each row has a harmless twin that must pass to the rest of the filter
+// (allowed, or sent to the observer), so a rule that refused the call
+// outright would fail too.
+func TestSeccompArgumentRules(t *testing.T) {
+	const hi = 0xffff_ffff << 32 // high bits the kernel drops from an int
+	creat := uint64(unix.O_CREAT | unix.O_WRONLY)
+	tests := []struct {
+		name string
+		d    seccompData
+		want uint32 // without the observer; 0 means "not refused"
+	}{
+		{"unshare(CLONE_NEWUSER)", data(unix.SYS_UNSHARE, unix.CLONE_NEWUSER), retEPERM},
+		{"unshare(CLONE_NEWUSER|CLONE_NEWNS)", data(unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_NEWNS), retEPERM},
+		{"unshare(CLONE_NEWUSER) with high bits", data(unix.SYS_UNSHARE, hi|unix.CLONE_NEWUSER), retEPERM},
+		{"unshare(CLONE_FILES)", data(unix.SYS_UNSHARE, unix.CLONE_FILES), 0},
+		{"clone(CLONE_NEWUSER)", data(unix.SYS_CLONE, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), retEPERM},
+		{"clone(thread)", data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_FS|unix.CLONE_FILES|unix.CLONE_SIGHAND|unix.CLONE_THREAD), 0},
+		{"clone3", data(unix.SYS_CLONE3, 0, 88), retENOSYS},
+		{"prlimit64(other pid)", data(unix.SYS_PRLIMIT64, 1, unix.RLIMIT_CPU, 0, 0), retEPERM},
+		{"prlimit64(other pid in the high word)", data(unix.SYS_PRLIMIT64, hi|1, unix.RLIMIT_CPU), retEPERM},
+		{"prlimit64(self)", data(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, 0, 0), 0},
+		{"prlimit64(self, high bits only)", data(unix.SYS_PRLIMIT64, hi, unix.RLIMIT_NOFILE), 0},
+		{"fchmod(04755)", data(unix.SYS_FCHMOD, 3, 0o4755), retEPERM},
+		{"fchmod(02755)", data(unix.SYS_FCHMOD, 3, 0o2755), retEPERM},
+		{"fchmod(0755)", data(unix.SYS_FCHMOD, 3, 0o755), 0},
+		{"fchmodat(04755)", data(unix.SYS_FCHMODAT, 3, 0, 0o4755), retEPERM},
+		{"fchmodat(01777)", data(unix.SYS_FCHMODAT, 3, 0, 0o1777), 0},
+		{"fchmodat2(06755)", data(unix.SYS_FCHMODAT2, 3, 0, 0o6755, 0), retEPERM},
+		{"mknodat(S_IFREG|04755)", data(unix.SYS_MKNODAT, 3, 0, unix.S_IFREG|0o4755), retEPERM},
+		{"openat(O_CREAT, 04755)", data(unix.SYS_OPENAT, 3, 0, creat, 0o4755), retEPERM},
+		{"openat(O_TMPFILE, 02755)", data(unix.SYS_OPENAT, 3, 0, unix.O_TMPFILE|unix.O_RDWR, 0o2755), retEPERM},
+		{"openat(O_RDONLY, garbage mode)", data(unix.SYS_OPENAT, 3, 0, unix.O_RDONLY, 0o6777), 0},
+		{"openat(O_CREAT, 0644)", data(unix.SYS_OPENAT, 3, 0, creat, 0o644), 0},
+		{"openat2", data(unix.SYS_OPENAT2, 3, 0, 0, 24), retENOSYS},
+		{"setns", data(unix.SYS_SETNS, 3, 0), retEPERM},
+	}
+	for _, c := range archArgumentCalls() {
+		args := make([]uint64, 6)
+		args[c.mode] = 0o4755
+		if c.kind == "open" {
+			args[c.flags] = creat
+		}
+		tests = append(tests, struct {
+			name string
+			d    seccompData
+			want uint32
+		}{fmt.Sprintf("legacy call %d with 04755", c.nr), data(c.nr, args...), retEPERM})
+		args[c.mode] = 0o755
+		tests = append(tests, struct {
+			name string
+			d    seccompData
+			want uint32
+		}{fmt.Sprintf("legacy call %d with 0755", c.nr), data(c.nr, args...), 0})
+	}
+	for _, spec := range allSpecs {
+		for _, tt := range tests {
+			got := runFilter(t, spec, tt.d)
+			switch {
+			case tt.want != 0 && got != tt.want:
+				t.Errorf("%+v: %s: %s, want %s", spec, tt.name, verdict(got), verdict(tt.want))
+			case tt.want == 0 && got != retAllow && got != retNotify:
+				t.Errorf("%+v: %s: %s, want it passed on (ALLOW or USER_NOTIF)", spec, tt.name, verdict(got))
+			}
+		}
+	}
+}
+
+// TestSeccompIPC: SysV IPC and POSIX message queues are refused unless the
+// child has an IPC namespace of its own.
+func TestSeccompIPC(t *testing.T) {
+	for _, spec := range allSpecs {
+		for _, nr := range ipcSyscalls() {
+			if got := runFilter(t, spec, data(nr, 0, 4096, unix.IPC_CREAT|0o666)); got != retEPERM {
+				t.Errorf("%+v: IPC call %d: %s, want ERRNO(EPERM)", spec, nr, verdict(got))
+			}
+			spec.IsolatedIPC = true
+			if got := runFilter(t, spec, data(nr, 0, 4096, unix.IPC_CREAT|0o666)); got != retAllow {
+				t.Errorf("%+v: IPC call %d in an IPC namespace: %s, want ALLOW", spec, nr, verdict(got))
+			}
+			spec.IsolatedIPC = false
+		}
+	}
 }

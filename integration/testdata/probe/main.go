@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -209,6 +210,105 @@ func do(op string, args []string) error {
 	case "env":
 		fmt.Println(os.Getenv(arg(0)))
 		return nil
+	case "prlimit":
+		// Lower the open-files limit of process arg(0) to 7.
+		pid, _ := strconv.Atoi(arg(0))
+		lim := unix.Rlimit{Cur: 7, Max: 7}
+		return unix.Prlimit(pid, unix.RLIMIT_NOFILE, &lim, nil)
+	case "shmget":
+		// Create (or open) the SysV shared memory segment with key arg(0),
+		// world-writable, and write into it.
+		key, _ := strconv.Atoi(arg(0))
+		id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|0o666)
+		if err != nil {
+			return err
+		}
+		b, err := unix.SysvShmAttach(id, 0, 0)
+		if err != nil {
+			return err
+		}
+		copy(b, "probe")
+		return unix.SysvShmDetach(b)
+	case "shmrm":
+		key, _ := strconv.Atoi(arg(0))
+		id, err := unix.SysvShmGet(key, 0, 0)
+		if err != nil {
+			return err
+		}
+		_, err = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		return err
+	case "msgget":
+		key, _ := strconv.Atoi(arg(0))
+		_, _, e := syscall.RawSyscall(syscall.SYS_MSGGET, uintptr(key), unix.IPC_CREAT|0o666, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "msgrm":
+		key, _ := strconv.Atoi(arg(0))
+		id, _, e := syscall.RawSyscall(syscall.SYS_MSGGET, uintptr(key), 0, 0)
+		if e != 0 {
+			return e
+		}
+		_, _, e = syscall.RawSyscall(syscall.SYS_MSGCTL, id, unix.IPC_RMID, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "mqopen", "mqcreate", "mqunlink":
+		// POSIX message queue arg(0) (no slash): open an existing one,
+		// create one, or remove one.
+		name, err := unix.BytePtrFromString(arg(0))
+		if err != nil {
+			return err
+		}
+		if op == "mqunlink" {
+			_, _, e := syscall.RawSyscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(name)), 0, 0)
+			if e != 0 {
+				return e
+			}
+			return nil
+		}
+		flags := uintptr(unix.O_RDWR)
+		if op == "mqcreate" {
+			flags |= unix.O_CREAT
+		}
+		fd, _, e := syscall.RawSyscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), flags, 0o666, 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		syscall.Close(int(fd))
+		return nil
+	case "connect-badlen":
+		// connect with a length of -1 as a full 64-bit register: the kernel
+		// refuses it (EINVAL); an observer that sized a buffer by it would
+		// crash.
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(fd)
+		var sa [16]byte
+		sa[0] = syscall.AF_INET
+		_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa[0])), ^uintptr(0))
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "userns":
+		// A process in a user namespace of its own, where it holds every
+		// capability (clone with CLONE_NEWUSER).
+		c := exec.Command("/bin/true")
+		c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+		return unwrap(c.Run())
+	case "creat-setid":
+		// Create arg(0) with the setuid and setgid bits in one call.
+		syscall.Umask(0)
+		fd, err := unix.Open(arg(0), unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o6755)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
 	}
 	return fmt.Errorf("unknown op %q", op)
 }
