@@ -67,6 +67,13 @@ type Report struct {
 	// than carved rules, which also take create rights from the
 	// directories holding them).
 	MountProtection bool `json:"mount_protection"`
+	// UnixConfined is set when the kernel can confine connecting to
+	// pathname UNIX sockets by path (Landlock ABI 9), so that a grant can
+	// open some and not others.
+	UnixConfined bool `json:"unix_confined"`
+	// NetworkIPC says, line by line, how the policy's network and IPC
+	// limits are enforced here, and which are not.
+	NetworkIPC []string `json:"network_ipc,omitempty"`
 }
 
 // Command is the child to run.

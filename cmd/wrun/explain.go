@@ -176,18 +176,12 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	}
 
 	section(w, "Network and IPC:")
-	if p.Network.Allow {
-		fmt.Fprintln(w, "  network: allowed")
-	} else {
-		fmt.Fprintln(w, "  network: off: TCP bind and connect are refused (Landlock), and no socket family but UNIX can be created (seccomp)")
+	if len(rep.NetworkIPC) == 0 {
+		fmt.Fprintln(w, "  not enforced: no sandbox is available here")
 	}
-	fmt.Fprintln(w, "  signals: only to processes inside the sandbox")
-	if p.IPC.PathUnixOutside {
-		fmt.Fprintln(w, "  UNIX sockets outside the sandbox: reachable (desktop=on)")
-	} else {
-		fmt.Fprintln(w, "  UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable")
+	for _, l := range rep.NetworkIPC {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
-	fmt.Fprintln(w, "  always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX")
 
 	section(w, "Environment:")
 	var set []string

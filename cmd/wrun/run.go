@@ -324,7 +324,7 @@ func attempt(g grant.Grant, h policy.Host, o policy.Options, pf *policyFlags, rf
 		prot = escalate.ProtectMounted
 	}
 	a, err := escalate.New(p, escalate.Facts{
-		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.ABI >= 9,
+		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
 		Ceiling: &ceiling, Argv: c.Argv, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
 		VerifyScope: verify.Compute(policy.VerifyInput(g, h)).Writable,
 	})

@@ -29,16 +29,10 @@ const (
 	auditGet          = 1000 // AUDIT_GET
 	auditNlgrpReadlog = 1    // AUDIT_NLGRP_READLOG
 
-	// Landlock's landlock_restrict_self flag: log denials after exec too.
-	// By default Landlock logs only the restricting program's own denials.
-	llRestrictSelfLogNewExecOn = 1 << 1
-
 	// How long wrun listens for late records once the command has ended.
 	// Measured: every record had arrived when the command was reaped, on
 	// an idle and on a loaded machine (40 of 40 runs each); this is margin.
 	auditQuiet = 200 * time.Microsecond
-
-	// How long wrun listens for late records once the command has ended.
 )
 
 // AuditStatus says whether the kernel's audit records can be read here.

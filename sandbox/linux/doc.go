@@ -8,5 +8,7 @@
 // confirmed from the kernel's own Landlock audit records.
 //
 // It is the only package that makes sandboxing system calls; every file
-// that does is built for Linux only.
+// that does is built for Linux only. The kernel facts it relies on, the
+// Landlock ABI versions and errata, are one table (abi.go) that builds and
+// is tested on any system.
 package linux

@@ -13,11 +13,15 @@ import (
 
 // Features is what this kernel and process can enforce.
 type Features struct {
-	Kernel        string `json:"kernel"`
-	LandlockABI   int    `json:"landlock_abi"`
-	LandlockError string `json:"landlock_error,omitempty"`
-	Seccomp       bool   `json:"seccomp"`
-	UserNotif     bool   `json:"seccomp_user_notification"`
+	Kernel      string `json:"kernel"`
+	LandlockABI int    `json:"landlock_abi"`
+	// LandlockErrata is the mask of Landlock errata the kernel reports
+	// fixed (bit N-1 for erratum N; 0 on a kernel that predates the
+	// query). See landlockErrata.
+	LandlockErrata uint64 `json:"landlock_errata"`
+	LandlockError  string `json:"landlock_error,omitempty"`
+	Seccomp        bool   `json:"seccomp"`
+	UserNotif      bool   `json:"seccomp_user_notification"`
 	// UserNS: an unprivileged user namespace can be created.
 	UserNS bool `json:"user_namespaces"`
 	// MountNS: this process may create a mount namespace on a thread
@@ -41,6 +45,12 @@ func Probe() Features {
 	switch {
 	case errno == 0:
 		f.LandlockABI = int(abi)
+		// A kernel that predates the query refuses the flag (EINVAL):
+		// no erratum is known to be fixed there.
+		errata, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_ERRATA)
+		if errno == 0 {
+			f.LandlockErrata = uint64(errata)
+		}
 	case errno == unix.ENOSYS:
 		f.LandlockError = "the kernel was built without Landlock (CONFIG_SECURITY_LANDLOCK)"
 	case errno == unix.EOPNOTSUPP:
@@ -57,6 +67,12 @@ func Probe() Features {
 	f.MountNS = hasCapSysAdmin()
 	f.UserNS = userNSAllowed()
 	return f
+}
+
+// landlock is what the kernel's Landlock offers, as the table of kernel
+// facts reads it.
+func (f Features) landlock() landlockKernel {
+	return landlockKernel{ABI: f.LandlockABI, Errata: f.LandlockErrata}
 }
 
 func actionAvail(action uint32) bool {

@@ -14,36 +14,8 @@ import (
 	"github.com/wrun-dev/wrun/policy"
 )
 
-// Landlock access bits, as in <linux/landlock.h>. policy.Access uses the
-// same bit positions for file system rights; toLandlock maps them anyway so
-// the two can never drift apart silently.
-const (
-	llExecute     = 1 << 0
-	llWriteFile   = 1 << 1
-	llReadFile    = 1 << 2
-	llReadDir     = 1 << 3
-	llRemoveDir   = 1 << 4
-	llRemoveFile  = 1 << 5
-	llMakeChar    = 1 << 6
-	llMakeDir     = 1 << 7
-	llMakeReg     = 1 << 8
-	llMakeSock    = 1 << 9
-	llMakeFifo    = 1 << 10
-	llMakeBlock   = 1 << 11
-	llMakeSym     = 1 << 12
-	llRefer       = 1 << 13
-	llTruncate    = 1 << 14
-	llIoctlDev    = 1 << 15
-	llResolveUnix = 1 << 16
-
-	llNetBindTCP    = 1 << 0
-	llNetConnectTCP = 1 << 1
-
-	llScopeAbstractUnix = 1 << 0
-	llScopeSignal       = 1 << 1
-
-	llFileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDev
-)
+// llFileRights are the rights a rule on a file (not a directory) may hold.
+const llFileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDev
 
 var accessMap = []struct {
 	p  policy.Access
@@ -65,49 +37,6 @@ func toLandlock(a policy.Access) uint64 {
 		}
 	}
 	return out
-}
-
-// handledFS is every file system right the given ABI can restrict.
-func handledFS(abi int) uint64 {
-	var h uint64
-	if abi >= 1 {
-		h = llExecute | llWriteFile | llReadFile | llReadDir | llRemoveDir | llRemoveFile |
-			llMakeChar | llMakeDir | llMakeReg | llMakeSock | llMakeFifo | llMakeBlock | llMakeSym
-	}
-	if abi >= 2 {
-		h |= llRefer
-	}
-	if abi >= 3 {
-		h |= llTruncate
-	}
-	if abi >= 5 {
-		h |= llIoctlDev
-	}
-	if abi >= 9 {
-		h |= llResolveUnix
-	}
-	return h
-}
-
-// abiKernel names the first mainline kernel with each Landlock ABI.
-func abiKernel(abi int) string {
-	switch abi {
-	case 1:
-		return "Linux 5.13"
-	case 2:
-		return "Linux 5.19"
-	case 3:
-		return "Linux 6.2"
-	case 4:
-		return "Linux 6.7"
-	case 5:
-		return "Linux 6.10"
-	case 6:
-		return "Linux 6.12"
-	case 7:
-		return "Linux 6.15"
-	}
-	return "a kernel newer than 6.18"
 }
 
 // rulesetAttr is struct landlock_ruleset_attr up to the scoped field (ABI

@@ -60,51 +60,25 @@ type creation struct {
 // directories (to carve holes) but changes nothing.
 func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl := &Plan{Policy: p, Features: f, ABI: f.LandlockABI, Options: o, DropCaps: f.Root}
-	abi := f.LandlockABI
-	gap := func(essential bool, what, consequence string, needABI int) {
-		need := fmt.Sprintf("Landlock ABI %d (%s)", needABI, abiKernel(needABI))
-		if needABI == 0 {
-			need = "seccomp"
-		}
-		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: what, Consequence: consequence, Need: need, Essential: essential})
-	}
-	if abi < 1 {
-		what := "Landlock"
-		if f.LandlockError != "" {
-			what += " (" + f.LandlockError + ")"
-		}
-		gap(true, what, "the file system is not restricted at all", 1)
-	} else {
-		if abi < 2 {
-			gap(false, "renames and links across directories (REFER)", "always refused, so git and cargo may fail", 2)
-		}
-		if abi < 3 {
-			gap(true, "truncate control", "the child could truncate any file it can read", 3)
-		}
-		if abi < 5 {
-			gap(false, "ioctl control on devices", "device ioctls are not restricted (terminal injection is still blocked by seccomp)", 5)
-		}
-		if abi < 6 {
-			gap(true, "signal scoping", "the child could signal (kill) the user's other processes", 6)
-		}
-	}
+	k := f.landlock()
+	pl.Gaps = k.gaps(f.LandlockError)
 	if !f.Seccomp {
-		gap(true, "seccomp filter", "ptrace, io_uring, bpf and socket families are not restricted", 0)
+		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: "seccomp filter", Consequence: "ptrace, io_uring, bpf and socket families are not restricted", Need: "seccomp", Essential: true})
 	}
 
-	// Landlock ruleset attributes.
-	pl.attr.handledFS = handledFS(abi)
+	// Landlock ruleset attributes: what this kernel offers, less what the
+	// policy leaves open.
+	offered := k.rights()
+	pl.attr.handledFS = offered.FS
 	if p.IPC.PathUnixOutside {
 		pl.attr.handledFS &^= llResolveUnix
 	}
-	if !p.Network.Allow && abi >= 4 {
-		pl.attr.handledNet = llNetBindTCP | llNetConnectTCP
+	if !p.Network.Allow {
+		pl.attr.handledNet = offered.Net & (llNetBindTCP | llNetConnectTCP)
 	}
-	if abi >= 6 {
-		pl.attr.scoped = llScopeSignal
-		if !p.IPC.AbstractUnixOutside {
-			pl.attr.scoped |= llScopeAbstractUnix
-		}
+	pl.attr.scoped = offered.Scoped & (llScopeSignal | llScopeAbstractUnix)
+	if p.IPC.AbstractUnixOutside {
+		pl.attr.scoped &^= llScopeAbstractUnix
 	}
 
 	// seccomp.
@@ -113,10 +87,10 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	// observer: every call the filter sends it would then fail with ENOSYS.
 	pl.seccomp.Observe = f.UserNotif && !o.NoObserve && !o.KeepBackground
 	// Landlock's audit records (ABI 7) are read under the same switch.
-	pl.audit = abi >= 7 && !o.NoObserve && !o.KeepBackground
-	if !p.IPC.PathUnixOutside && abi < 9 {
+	pl.audit = offered.Flags&llRestrictSelfLogNewExecOn != 0 && !o.NoObserve && !o.KeepBackground
+	if !p.IPC.PathUnixOutside && offered.FS&llResolveUnix == 0 {
 		pl.seccomp.DenyUnix = true
-		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; ABI 9 can", abi))
+		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; %s can", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
 	}
 
 	// Namespaces, wherever wrun can make them: as root directly, otherwise

@@ -93,17 +93,6 @@ func TestHandledFS(t *testing.T) {
 	}
 }
 
-func TestABIKernel(t *testing.T) {
-	for abi := 1; abi <= 7; abi++ {
-		if k := abiKernel(abi); !strings.HasPrefix(k, "Linux ") {
-			t.Errorf("abiKernel(%d) = %q, want a kernel version", abi, k)
-		}
-	}
-	if k := abiKernel(9); strings.HasPrefix(k, "Linux ") {
-		t.Errorf("abiKernel(9) = %q: no released kernel is known to have it", k)
-	}
-}
-
 // TestNewPlanGaps checks what NewPlan reports for each Landlock ABI: which
 // gaps there are, which are essential, and that an essential one refuses
 // the run unless BestEffort.
@@ -123,14 +112,19 @@ func TestNewPlanGaps(t *testing.T) {
 		essential []string
 	}{
 		{"no Landlock", Features{Seccomp: true, LandlockError: "not enabled"}, []string{landlock}, []string{landlock}},
-		{"ABI 1", Features{LandlockABI: 1, Seccomp: true}, []string{refer, truncate, ioctl, signal}, []string{truncate, signal}},
-		{"ABI 2", Features{LandlockABI: 2, Seccomp: true}, []string{truncate, ioctl, signal}, []string{truncate, signal}},
-		{"ABI 3", Features{LandlockABI: 3, Seccomp: true}, []string{ioctl, signal}, []string{signal}},
-		{"ABI 4", Features{LandlockABI: 4, Seccomp: true}, []string{ioctl, signal}, []string{signal}},
-		{"ABI 5", Features{LandlockABI: 5, Seccomp: true}, []string{signal}, []string{signal}},
-		{"ABI 6", Features{LandlockABI: 6, Seccomp: true}, nil, nil},
-		{"ABI 7", Features{LandlockABI: 7, Seccomp: true}, nil, nil},
-		{"ABI 7 without seccomp", Features{LandlockABI: 7}, []string{seccomp}, []string{seccomp}},
+		{"ABI 1", Features{LandlockABI: 1, LandlockErrata: errataFixed, Seccomp: true}, []string{refer, truncate, ioctl, signal}, []string{truncate, signal}},
+		{"ABI 2", Features{LandlockABI: 2, LandlockErrata: errataFixed, Seccomp: true}, []string{truncate, ioctl, signal}, []string{truncate, signal}},
+		{"ABI 3", Features{LandlockABI: 3, LandlockErrata: errataFixed, Seccomp: true}, []string{ioctl, signal}, []string{signal}},
+		{"ABI 4", Features{LandlockABI: 4, LandlockErrata: errataFixed, Seccomp: true}, []string{ioctl, signal}, []string{signal}},
+		{"ABI 5", Features{LandlockABI: 5, LandlockErrata: errataFixed, Seccomp: true}, []string{signal}, []string{signal}},
+		{"ABI 6", Features{LandlockABI: 6, LandlockErrata: errataFixed, Seccomp: true}, nil, nil},
+		{"ABI 7", Features{LandlockABI: 7, LandlockErrata: errataFixed, Seccomp: true}, nil, nil},
+		{"ABI 7 without seccomp", Features{LandlockABI: 7, LandlockErrata: errataFixed}, []string{seccomp}, []string{seccomp}},
+		// Erratum 2 unfixed: signals are not scoped (threads of wrun
+		// could not signal each other).
+		{"ABI 6 without the errata", Features{LandlockABI: 6, Seccomp: true}, []string{signal}, []string{signal}},
+		{"ABI 7, erratum 2 unfixed", Features{LandlockABI: 7, LandlockErrata: errataFixed &^ 0b10, Seccomp: true}, []string{signal}, []string{signal}},
+		{"ABI 7, erratum 1 unfixed", Features{LandlockABI: 7, LandlockErrata: errataFixed &^ 0b01, Seccomp: true}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +225,7 @@ func TestNewPlanEnforcement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &policy.Policy{Network: tt.net, IPC: tt.ipc}
-			pl, err := NewPlan(p, Features{LandlockABI: tt.abi, Seccomp: true}, sandbox.Options{BestEffort: true})
+			pl, err := NewPlan(p, Features{LandlockABI: tt.abi, LandlockErrata: errataFixed, Seccomp: true}, sandbox.Options{BestEffort: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +280,7 @@ func TestNewPlanProtection(t *testing.T) {
 			{Path: filepath.Join(gitdir, "info"), Dir: true, Create: policy.CreateDir, Within: ws},
 		},
 	}
-	f := Features{LandlockABI: 7, Seccomp: true}
+	f := Features{LandlockABI: 7, LandlockErrata: errataFixed, Seccomp: true}
 
 	t.Run("mount namespace", func(t *testing.T) {
 		f := f
@@ -399,7 +393,7 @@ func TestCarvedRulesUnderLandlock(t *testing.T) {
 			},
 		}
 		// No mount namespace: protection by carving, the case to test.
-		pl, err := NewPlan(p, Features{LandlockABI: kernelABI(), Seccomp: true}, sandbox.Options{BestEffort: true})
+		pl, err := NewPlan(p, Features{LandlockABI: kernelABI(), LandlockErrata: probed().LandlockErrata, Seccomp: true}, sandbox.Options{BestEffort: true})
 		if err != nil {
 			t.Fatal(err)
 		}

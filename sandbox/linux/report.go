@@ -3,8 +3,6 @@
 package linux
 
 import (
-	"fmt"
-
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -14,6 +12,7 @@ const Platform = "landlock"
 
 // Report says how the plan enforces its policy.
 func (pl *Plan) Report() sandbox.Report {
+	k := pl.Features.landlock()
 	return sandbox.Report{
 		Platform:   Platform,
 		Summary:    pl.Summary(),
@@ -25,13 +24,14 @@ func (pl *Plan) Report() sandbox.Report {
 		Observer:   pl.seccomp.Observe,
 		// What NewPlan would choose: mounts wherever wrun can make them.
 		MountProtection: pl.Features.MountNS || pl.Features.UserNS,
+		UnixConfined:    k.rights().FS&llResolveUnix != 0,
+		NetworkIPC:      k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp),
 	}
 }
 
 // Doctor lists what this kernel and process can enforce, each with its
 // consequence for wrun.
 func Doctor(f Features) []sandbox.Feature {
-	abi := f.LandlockABI
 	feat := func(name string, ok bool, detail, yes, no string) sandbox.Feature {
 		c := yes
 		if !ok {
@@ -39,40 +39,14 @@ func Doctor(f Features) []sandbox.Feature {
 		}
 		return sandbox.Feature{Name: name, Available: ok, Detail: detail, Consequence: c}
 	}
-	abiDetail := func(n int) string { return fmt.Sprintf("Landlock ABI %d (%s)", n, abiKernel(n)) }
-	lldetail := fmt.Sprintf("ABI %d", abi)
-	if abi == 0 {
-		lldetail = f.LandlockError
-	}
-	return []sandbox.Feature{
-		{Name: "kernel", Available: true, Detail: f.Kernel, Consequence: "the kernel wrun enforces with"},
-		feat("landlock", abi >= 1, lldetail,
-			"file system access is restricted by the kernel",
-			"wrun refuses to run (or runs degraded with --best-effort): nothing would restrict the file system"),
-		feat("landlock.refer", abi >= 2, abiDetail(2),
-			"files can be renamed across directories inside writable trees (git, cargo)",
-			"renames across directories are always refused: git and cargo may fail"),
-		feat("landlock.truncate", abi >= 3, abiDetail(3),
-			"truncating files is restricted like writing them",
-			"wrun refuses to run: the child could truncate any file it can read"),
-		feat("landlock.tcp", abi >= 4, abiDetail(4),
-			"network=off is enforced by Landlock TCP rules as well as seccomp",
-			"network=off relies on the seccomp socket filter alone"),
-		feat("landlock.ioctl_dev", abi >= 5, abiDetail(5),
-			"ioctl on device files is restricted",
-			"device ioctls are not restricted (terminal injection is still refused by seccomp)"),
-		feat("landlock.scopes", abi >= 6, abiDetail(6),
-			"the child cannot signal processes outside its sandbox nor reach abstract UNIX sockets outside it",
-			"wrun refuses to run: the child could signal the user's other processes"),
-		feat("landlock.audit", abi >= 7, abiDetail(7),
-			"the kernel can write an audit record of each denial, which wrun reads to confirm what it reports",
-			"denials leave no kernel audit record: they come from wrun's observer (and the child's output) alone"),
-		feat("audit.read", abi >= 7 && f.Audit.Readable, auditDetail(abi, f.Audit, abiDetail(7)),
+	k := f.landlock()
+	logging := firstWith(llRights{Flags: llRestrictSelfLogNewExecOn})
+	out := []sandbox.Feature{{Name: "kernel", Available: true, Detail: f.Kernel, Consequence: "the kernel wrun enforces with"}}
+	out = append(out, k.doctor(f.LandlockError)...)
+	return append(out,
+		feat("audit.read", k.has(logging) && f.Audit.Readable, auditDetail(k.has(logging), f.Audit, abiName(logging.ABI)),
 			"wrun reads the kernel's records of each run: denials are confirmed, and reads, executions and signals it does not observe are reported exactly",
 			"wrun does not read audit records: write denials come from its observer, refused reads only from the child's output"),
-		feat("landlock.unix_path", abi >= 9, abiDetail(9),
-			"connect() to pathname UNIX sockets is confined by path",
-			"with desktop=off, UNIX sockets cannot be created at all (socketpair still works), since connect() to the D-Bus bus or an ssh agent could not be confined"),
 		feat("seccomp", f.Seccomp, "seccomp filter mode",
 			"ptrace, io_uring, bpf, keyrings, terminal injection and, with network=off, non-UNIX sockets are refused",
 			"wrun refuses to run: those calls would not be restricted"),
@@ -85,11 +59,11 @@ func Doctor(f Features) []sandbox.Feature {
 		feat("user_namespaces", f.UserNS, "unprivileged user namespaces",
 			"without CAP_SYS_ADMIN, protected paths are bind-mounted read-only by a second stage of wrun in a user namespace (one more exec, only under write grants)",
 			"without CAP_SYS_ADMIN either, protected paths are enforced by carved Landlock rules: nothing can be created directly in the workspace root or .git under write grants"),
-	}
+	)
 }
 
-func auditDetail(abi int, st AuditStatus, need string) string {
-	if abi < 7 {
+func auditDetail(logging bool, st AuditStatus, need string) string {
+	if !logging {
 		return need + " writes the records"
 	}
 	return st.Detail

@@ -76,7 +76,7 @@ func TestStage2SpecRestriction(t *testing.T) {
 		},
 		Protected: []policy.Protected{{Path: "/ws/.git/config", Exists: true, Within: "/ws"}},
 	}
-	f := Features{LandlockABI: 7, Seccomp: true, UserNotif: true, UserNS: true}
+	f := Features{LandlockABI: 7, LandlockErrata: errataFixed, Seccomp: true, UserNotif: true, UserNS: true}
 	pl, err := NewPlan(p, f, sandbox.Options{})
 	if err != nil {
 		t.Fatal(err)
