@@ -487,6 +487,15 @@ func Stage2() {
 	if rs != nil {
 		rs.close()
 	}
+	// The stage needs none of the descriptors it passed on: holding the
+	// caller's stdout or stderr open would keep a caller that reads them
+	// from ever seeing their end while the stage stays as the init of
+	// processes kept in the background, and the extra descriptors (the
+	// git quarantine's lock among them) belong to the command alone. (On
+	// failure the stage exits, and the command ends with its namespace.)
+	if err := releaseDescriptors(spec.ExtraFDs); err != nil {
+		fail(125, err)
+	}
 	if err := send(stageMsg{Kind: stageStarted}, nil); err != nil {
 		os.Exit(125) // wrun is gone; so is everything here once we exit
 	}
@@ -583,6 +592,26 @@ func makeView(spec *stage2Spec) error {
 	spec.Restriction.Mounts = nil // made: restrict has nothing left to mount
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc for the sandbox's PID namespace: %w", err)
+	}
+	return nil
+}
+
+// releaseDescriptors points the stage's 0, 1 and 2 at /dev/null and closes
+// the extra descriptors (5 and up) it handed to the command.
+func releaseDescriptors(extra int) error {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("stage: opening /dev/null: %w", err)
+	}
+	for fd := 0; fd <= 2; fd++ {
+		if err := unix.Dup3(null, fd, 0); err != nil {
+			unix.Close(null)
+			return fmt.Errorf("stage: releasing descriptor %d: %w", fd, err)
+		}
+	}
+	unix.Close(null)
+	for i := 0; i < extra; i++ {
+		unix.Close(5 + i)
 	}
 	return nil
 }
