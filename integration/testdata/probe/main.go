@@ -57,6 +57,8 @@ func errnoName(e syscall.Errno) string {
 		return "EBADF"
 	case syscall.ENOSYS:
 		return "ENOSYS"
+	case syscall.ESRCH:
+		return "ESRCH"
 	}
 	return fmt.Sprintf("errno%d", int(e))
 }
