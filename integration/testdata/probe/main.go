@@ -132,6 +132,11 @@ func do(op string, args []string) error {
 		sa := &syscall.SockaddrInet4{Port: a.Port}
 		copy(sa.Addr[:], a.IP.To4())
 		return syscall.Sendto(fd, []byte("probe\n"), 0, sa)
+	case "kill-pidfd":
+		// SIGKILL, with pidfd_send_signal, the process whose /proc
+		// directory is open on descriptor arg(0).
+		fd, _ := strconv.Atoi(arg(0))
+		return unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	case "stealfd":
 		// Take descriptor arg(1) of thread arg(0) with pidfd_getfd and write
 		// to it: what a child could do to a descriptor its parent holds.
