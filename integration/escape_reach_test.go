@@ -250,3 +250,36 @@ func TestEscapeOutliveAKilledWrun(t *testing.T) {
 		})
 	}
 }
+
+// TestEscapeEndTheStageFromInside: the stage's launch thread is in the
+// command's Landlock domain, so the command may signal it, and the kernel
+// delivers to the init of a PID namespace any signal it has a handler for.
+// A Go program ends on a SIGSEGV or SIGABRT sent with kill (the control);
+// the stage must not: it would end the sandbox and lose the command's
+// status. (The signals the stage forwards, SIGTERM and the like, reach the
+// command's process group, as from wrun.)
+func TestEscapeEndTheStageFromInside(t *testing.T) {
+	// The signals the Go runtime ends a program on when they come from
+	// kill (SIGALRM and the like it ignores).
+	sigs := []string{"SEGV", "ABRT", "BUS", "SYS", "TRAP", "FPE", "ILL"}
+	for _, m := range []escapeMode{modeRoot, modeUserNS} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			ws := modeDir(t, m)
+			for _, sig := range sigs {
+				t.Run(sig, func(t *testing.T) {
+					// Control: a Go program signalled so, from a shell, ends.
+					o := modeOpts(m, ws, "PROBE="+bins.probe)
+					r := run(t, o, "sh", "-c", `$PROBE block & p=$!; sleep 0.2; kill -`+sig+` $p; sleep 0.3; if kill -0 $p 2>/dev/null; then echo survived; kill -KILL $p; fi`)
+					if r.stdout != "" {
+						t.Fatalf("control: a Go program survived SIG%s: %s", sig, r)
+					}
+					r = wrun(t, o, "--", "sh", "-c", `for t in /proc/1/task/*; do kill -`+sig+` ${t##*/} 2>/dev/null; done; sleep 0.2; echo child-done; exit 3`)
+					if r.code != 3 || !strings.Contains(r.stdout, "child-done") || strings.Contains(r.stderr, "stage") {
+						t.Errorf("ESCAPE (%s): SIG%s from the command ended the stage: %s", m.name, sig, r)
+					}
+				})
+			}
+		})
+	}
+}

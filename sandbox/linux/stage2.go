@@ -433,6 +433,20 @@ func Stage2() {
 	// the command from the terminal itself.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	// Every other signal sent to the stage is dropped. The launch thread
+	// is in the command's Landlock domain, so the command may signal it,
+	// and the kernel delivers to the init of a PID namespace every signal
+	// it has a handler for, which the Go runtime installs for all of them:
+	// a SIGSEGV, SIGABRT or SIGALRM sent with kill would otherwise make
+	// the runtime end the stage, and with it the sandbox and the report of
+	// the command's status. Caught (not ignored), they still reach the
+	// command with their default action after exec.
+	drop := make(chan os.Signal, 1)
+	signal.Notify(drop)
+	go func() {
+		for range drop {
+		}
+	}()
 
 	// The launch thread: restricted, it forks the command and then stays,
 	// blocked, for as long as the stage lives (the command's

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -132,6 +133,10 @@ func do(op string, args []string) error {
 		sa := &syscall.SockaddrInet4{Port: a.Port}
 		copy(sa.Addr[:], a.IP.To4())
 		return syscall.Sendto(fd, []byte("probe\n"), 0, sa)
+	case "block":
+		// Stay until killed: a Go program to signal.
+		time.Sleep(time.Hour)
+		return nil
 	case "kill-pidfd":
 		// SIGKILL, with pidfd_send_signal, the process whose /proc
 		// directory is open on descriptor arg(0).
