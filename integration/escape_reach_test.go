@@ -283,3 +283,26 @@ func TestEscapeEndTheStageFromInside(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainSaysWhatNoNamespacesLeaveOpen: what the cases above skip
+// without namespaces, explain says before the run; where the stage holds
+// them it says nothing of the kind.
+func TestExplainSaysWhatNoNamespacesLeaveOpen(t *testing.T) {
+	open := []string{
+		"metadata outside the write scope is not restricted",
+		"sees every process in /proc",
+		"may signal the thread of wrun it was started from",
+		"may survive a wrun killed with SIGKILL",
+	}
+	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			r := wrun(t, modeOpts(m, modeDir(t, m)), "explain", "--grant", "inspect")
+			for _, s := range open {
+				if said := strings.Contains(r.stdout, s); said != (m.env != nil) {
+					t.Errorf("explain says %q: %v, want %v\n%s", s, said, m.env != nil, r.stdout)
+				}
+			}
+		})
+	}
+}

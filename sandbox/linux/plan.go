@@ -99,7 +99,7 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl.viaUserNS = pl.stage && !f.MountNS
 	pl.seccomp.IsolatedIPC = pl.stage
 	if !pl.stage {
-		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, metadata changes (chmod, utimes) outside the write scope are not, and the child shares wrun's PID namespace")
+		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, but metadata outside the write scope is not restricted (chmod, utimes), and the child shares wrun's PID namespace: it sees every process in /proc, may signal the thread of wrun it was started from (ending wrun before its checks after the run), and processes it starts may survive a wrun killed with SIGKILL")
 	}
 
 	// Paths that must stay unwritable inside writable trees.
