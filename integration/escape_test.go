@@ -936,13 +936,3 @@ func TestEscapeFullGrantRedirectsTheGoCacheOfLaterRuns(t *testing.T) {
 		t.Errorf("ESCAPE: a --grant full child planted a symlink at wrun's private go cache; the next --grant verify run wrote through it: %s\nfull: %s\nverify: %s", e, r1, r2)
 	}
 }
-
-// knownEscape skips a test of an escape that still succeeds, saying so,
-// unless WRUN_KNOWN_ESCAPES=1 asks for it: the README lists each one under
-// "Open escapes". The test stays as the reproducer and the check of a fix.
-func knownEscape(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("WRUN_KNOWN_ESCAPES") != "1" {
-		t.Skipf("KNOWN OPEN ESCAPE (README, Open escapes): %s; WRUN_KNOWN_ESCAPES=1 runs it, and it fails", why)
-	}
-}
