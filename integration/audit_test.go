@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -98,59 +100,94 @@ func withAudit(t *testing.T) {
 	}
 }
 
+// deniedAt finds the denial of right on path (or address).
+func deniedAt(req *escalate.Request, right, where string) (escalate.DeniedAct, bool) {
+	if req != nil {
+		for _, d := range req.Denials {
+			if d.Right == right && (d.Path == where || d.Addr == where) {
+				return d, true
+			}
+		}
+	}
+	return escalate.DeniedAct{}, false
+}
+
+// Through the stage (root here): Landlock's own denials are confirmed by
+// its records, a write the read-only view refuses first is the
+// observer's alone, and a process outside the sandbox is not even
+// visible, so no signal is refused and none reported.
 func TestAuditRecordsConfirmAndExtendDenials(t *testing.T) {
 	withAudit(t)
+	requireTool(t, "git")
+	if !bins.features.MountNS {
+		t.Skip("the stage needs namespaces; TestAuditRecordsOfLandlockWithoutNamespaces covers the carved path")
+	}
 	ws := workspace(t)
+	newRepo(t, ws)
 	home := workspace(t)
 	key := filepath.Join(home, ".ssh", "id_test")
 	mustWrite(t, key, "secret\n")
+	// verify keeps .git/refs/tags writable (bound read-write in the view)
+	// for what git fetch makes there: files and directories, no symbolic
+	// link. Landlock alone refuses the link.
+	tags := filepath.Join(ws, ".git", "refs", "tags")
+	if err := os.MkdirAll(tags, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(tags, "planted")
 	outside := filepath.Join(workspace(t), "out.txt")
 	// A process outside the sandbox to signal.
 	target := exec.Command("sleep", "30")
 	if err := target.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer target.Process.Kill()
+	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
 	pid := strconv.Itoa(target.Process.Pid)
-	script := fmt.Sprintf("cat %s; echo x > %s; kill -0 %s; exit 0", key, outside, pid)
+	script := fmt.Sprintf("cat %s; ln -s x %s; echo x > %s; kill -0 %s && echo signalled; exit 0", key, link, outside, pid)
 	env := runOpts{dir: ws, env: []string{"HOME=" + home}}
 
 	// Controls: each act succeeds without wrun.
-	if r := run(t, env, "sh", "-c", script); r.code != 0 || r.stdout != "secret\n" || !exists(outside) {
+	if r := run(t, env, "sh", "-c", script); r.code != 0 || r.stdout != "secret\nsignalled\n" || !exists(outside) || !exists(link) {
 		t.Fatalf("control without wrun: %s", r)
 	}
 	os.Remove(outside)
+	os.Remove(link)
 
-	_, req, r := runJSON(t, env, "--", "sh", "-c", script)
+	_, req, r := runJSON(t, env, "--grant", "verify", "--", "sh", "-c", script)
 	if req == nil {
 		t.Fatalf("no request: %s", r)
 	}
-	byRight := map[string]escalate.DeniedAct{}
-	for _, d := range req.Denials {
-		byRight[d.Right] = d
-	}
-	if r.stdout != "" || exists(outside) {
+	if r.stdout != "" || exists(outside) || exists(link) {
 		t.Fatalf("an act went through: %s", r)
 	}
-	// The observer's prediction, confirmed by the kernel's record.
-	if d := byRight["make_reg"]; d.Path != outside || d.Evidence != escalate.EvidenceExact || !d.Confirmed {
-		t.Errorf("create denial %+v: want exact and confirmed on %s", d, outside)
+	// Landlock's refusal: the observer's prediction, confirmed by the
+	// kernel's record.
+	if d, _ := deniedAt(req, "make_sym", link); d.Evidence != escalate.EvidenceExact || !d.Confirmed {
+		t.Errorf("symlink denial %+v: want exact and confirmed on %s", d, link)
 	}
 	// What the observer does not watch: the kernel's record is the source.
-	if d := byRight["read_file"]; d.Path != key || d.Evidence != escalate.EvidenceExact || !d.Confirmed || d.Program != "cat" || d.WithheldBy.Field != escalate.FieldHidden {
+	if d, _ := deniedAt(req, "read_file", key); d.Evidence != escalate.EvidenceExact || !d.Confirmed || d.Program != "cat" || d.WithheldBy.Field != escalate.FieldHidden {
 		t.Errorf("read denial %+v: want exact, confirmed, by cat, on %s, hidden", d, key)
 	}
-	if ABI := bins.features.LandlockABI; ABI >= 6 {
-		if d := byRight["signal"]; d.Addr != "pid "+pid+" (sleep)" || d.WithheldBy.Field != escalate.FieldBoundary || !d.Confirmed {
-			t.Errorf("signal denial %+v: want pid %s (sleep), boundary", d, pid)
+	// The read-only view refused this one before Landlock saw it: the
+	// observer's exact prediction, which no Landlock record confirms.
+	if d, ok := deniedAt(req, "make_reg", outside); !ok || d.Evidence != escalate.EvidenceExact || d.Confirmed {
+		t.Errorf("create denial outside %+v: want exact and not confirmed (no Landlock record) on %s", d, outside)
+	}
+	if !strings.Contains(r.stderr, "No such process") {
+		t.Errorf("kill did not fail with ESRCH: %s", r)
+	}
+	for _, d := range req.Denials {
+		if d.Right == "signal" {
+			t.Errorf("a signal denial was reported for a process the sandbox cannot see: %+v", d)
 		}
 	}
 
 	// With the observer (and so the audit reader) off, the kernel still
 	// refuses, and nothing is confirmed: wrun only reads records.
-	_, req, _ = runJSON(t, env, "--observe=off", "--", "sh", "-c", script)
-	if exists(outside) {
-		t.Fatal("with --observe=off the write went through")
+	_, req, _ = runJSON(t, env, "--observe=off", "--grant", "verify", "--", "sh", "-c", script)
+	if exists(outside) || exists(link) {
+		t.Fatal("with --observe=off a write went through")
 	}
 	if req != nil {
 		for _, d := range req.Denials {
@@ -158,6 +195,57 @@ func TestAuditRecordsConfirmAndExtendDenials(t *testing.T) {
 				t.Errorf("--observe=off reported %+v as exact or confirmed", d)
 			}
 		}
+	}
+}
+
+// Without namespaces (an unprivileged wrun, WRUN_NO_USERNS=1, given
+// CAP_AUDIT_CONTROL and CAP_AUDIT_READ to read the audit status and
+// records) Landlock refuses the write outside
+// the scope and the signal to a process outside the sandbox, and its
+// records confirm both.
+func TestAuditRecordsOfLandlockWithoutNamespaces(t *testing.T) {
+	withAudit(t)
+	modeCarved.usable(t)
+	requireABI(t, 6)
+	const capAuditControl, capAuditRead = 30, 37
+	ws := modeDir(t, modeCarved)
+	home := modeDir(t, modeCarved)
+	key := filepath.Join(home, ".ssh", "id_test")
+	mustWrite(t, key, "secret\n")
+	chownTree(t, home, int(nobody.Uid), int(nobody.Gid))
+	outside := filepath.Join(modeDir(t, modeCarved), "out.txt")
+	// A process outside the sandbox, of the same user.
+	target := exec.Command("sleep", "30")
+	target.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
+	pid := strconv.Itoa(target.Process.Pid)
+	script := fmt.Sprintf("cat %s; echo x > %s; kill -0 %s && echo signalled; exit 0", key, outside, pid)
+	o := modeOpts(modeCarved, ws, "HOME="+home)
+	o.ambient = []uintptr{capAuditControl, capAuditRead}
+
+	if r := run(t, o, "sh", "-c", script); r.code != 0 || r.stdout != "secret\nsignalled\n" || !exists(outside) {
+		t.Fatalf("control without wrun: %s", r)
+	}
+	os.Remove(outside)
+
+	_, req, r := runJSON(t, o, "--", "sh", "-c", script)
+	if req == nil {
+		t.Fatalf("no request: %s", r)
+	}
+	if r.stdout != "" || exists(outside) {
+		t.Fatalf("an act went through: %s", r)
+	}
+	if d, _ := deniedAt(req, "make_reg", outside); d.Evidence != escalate.EvidenceExact || !d.Confirmed {
+		t.Errorf("create denial %+v: want exact and confirmed on %s", d, outside)
+	}
+	if d, _ := deniedAt(req, "read_file", key); d.Evidence != escalate.EvidenceExact || !d.Confirmed || d.Program != "cat" || d.WithheldBy.Field != escalate.FieldHidden {
+		t.Errorf("read denial %+v: want exact, confirmed, by cat, on %s, hidden", d, key)
+	}
+	if d, _ := deniedAt(req, "signal", "pid "+pid+" (sleep)"); d.WithheldBy.Field != escalate.FieldBoundary || !d.Confirmed {
+		t.Errorf("signal denial %+v: want pid %s (sleep), boundary, confirmed", d, pid)
 	}
 }
 

@@ -19,60 +19,82 @@ import (
 
 func TestWriteOutsideGrantIsDenied(t *testing.T) {
 	requireABI(t, 3)
-	ws := workspace(t)
-	outside := filepath.Join(workspace(t), "outside.txt")
-	inside := filepath.Join(ws, "inside.txt")
+	for _, h := range holders {
+		t.Run(h.m.name, func(t *testing.T) {
+			h.m.usable(t)
+			ws := modeDir(t, h.m)
+			outside := filepath.Join(modeDir(t, h.m), "outside.txt")
+			inside := filepath.Join(ws, "inside.txt")
+			o := modeOpts(h.m, ws)
 
-	// Control: without wrun both writes succeed.
-	if got := bare(t, runOpts{dir: ws}, "write", outside); got != "ok" {
-		t.Fatalf("control write outside: %s", got)
-	}
-	if got := bare(t, runOpts{dir: ws}, "write", inside); got != "ok" {
-		t.Fatalf("control write inside: %s", got)
-	}
-	os.Remove(outside)
-	os.Remove(inside)
+			// Control: without wrun both writes succeed.
+			if got := bare(t, o, "write", outside); got != "ok" {
+				t.Fatalf("control write outside: %s", got)
+			}
+			if got := bare(t, o, "write", inside); got != "ok" {
+				t.Fatalf("control write inside: %s", got)
+			}
+			os.Remove(outside)
+			os.Remove(inside)
 
-	for _, g := range []string{"inspect", "verify", "write", "full"} {
-		if got := probe(t, runOpts{dir: ws}, g, "write", outside); !strings.HasPrefix(got, "err EACCES") {
-			t.Errorf("%s: write outside the grant: %s", g, got)
-		}
-		if exists(outside) {
-			t.Fatalf("%s: %s appeared", g, outside)
-		}
-	}
-	for _, g := range []string{"inspect", "verify"} {
-		if got := probe(t, runOpts{dir: ws}, g, "write", inside); !strings.HasPrefix(got, "err EACCES") {
-			t.Errorf("%s: write in the read-only workspace: %s", g, got)
-		}
-		if exists(inside) {
-			t.Fatalf("%s: %s appeared", g, inside)
-		}
-	}
-	for _, g := range []string{"write", "full"} {
-		if got := probe(t, runOpts{dir: ws}, g, "write", inside); got != "ok" {
-			t.Errorf("%s: write in the writable workspace: %s", g, got)
-		}
-		os.Remove(inside)
+			for _, g := range []string{"inspect", "verify", "write", "full"} {
+				if got := probe(t, o, g, "write", outside); !strings.HasPrefix(got, "err "+h.writeErr) {
+					t.Errorf("%s: write outside the grant: %s, want %s", g, got, h.writeErr)
+				}
+				if exists(outside) {
+					t.Fatalf("%s: %s appeared", g, outside)
+				}
+			}
+			for _, g := range []string{"inspect", "verify"} {
+				if got := probe(t, o, g, "write", inside); !strings.HasPrefix(got, "err "+h.writeErr) {
+					t.Errorf("%s: write in the read-only workspace: %s, want %s", g, got, h.writeErr)
+				}
+				if exists(inside) {
+					t.Fatalf("%s: %s appeared", g, inside)
+				}
+			}
+			for _, g := range []string{"write", "full"} {
+				if got := probe(t, o, g, "write", inside); got != "ok" {
+					t.Errorf("%s: write in the writable workspace: %s", g, got)
+				}
+				os.Remove(inside)
+			}
+		})
 	}
 }
 
 func TestReadOnlyGrantsCannotTruncateOrRemove(t *testing.T) {
 	requireABI(t, 3)
-	ws := workspace(t)
-	f := filepath.Join(ws, "data.txt")
-	mustWrite(t, f, "precious\n")
-	for _, op := range [][]string{{"truncate", f}, {"remove", f}, {"append", f}, {"rename", f, f + ".moved"}, {"mkdir", filepath.Join(ws, "d")}} {
-		if got := probe(t, runOpts{dir: ws}, "inspect", op...); !strings.HasPrefix(got, "err EACCES") && !strings.HasPrefix(got, "err EXDEV") {
-			t.Errorf("%v under inspect: %s", op, got)
-		}
-	}
-	if mustRead(t, f) != "precious\n" {
-		t.Fatal("data.txt changed")
-	}
-	// Control: the same operation without wrun works.
-	if got := bare(t, runOpts{dir: ws}, "truncate", f); got != "ok" {
-		t.Fatalf("control truncate: %s", got)
+	for _, h := range holders {
+		t.Run(h.m.name, func(t *testing.T) {
+			h.m.usable(t)
+			ws := modeDir(t, h.m)
+			o := modeOpts(h.m, ws)
+			f := filepath.Join(ws, "data.txt")
+			mustWrite(t, f, "precious\n")
+			if h.m.cred != nil {
+				os.Chown(f, int(h.m.cred.Uid), int(h.m.cred.Gid))
+			}
+			ops := [][]string{{"truncate", f}, {"remove", f}, {"append", f}, {"rename", f, f + ".moved"}, {"mkdir", filepath.Join(ws, "d")}}
+			for _, op := range ops {
+				if got := probe(t, o, "inspect", op...); !strings.HasPrefix(got, "err "+h.writeErr) {
+					t.Errorf("%v under inspect: %s, want %s", op, got, h.writeErr)
+				}
+			}
+			if mustRead(t, f) != "precious\n" || exists(f+".moved") || exists(filepath.Join(ws, "d")) {
+				t.Fatal("the workspace changed")
+			}
+			// Control: each operation without wrun works.
+			for _, op := range ops {
+				mustWrite(t, f, "precious\n")
+				if h.m.cred != nil {
+					os.Chown(f, int(h.m.cred.Uid), int(h.m.cred.Gid))
+				}
+				if got := bare(t, o, op...); got != "ok" {
+					t.Fatalf("control %v: %s", op, got)
+				}
+			}
+		})
 	}
 }
 
@@ -348,41 +370,57 @@ func alive(pid int) bool {
 func TestBackgroundProcessesDieWithTheRun(t *testing.T) {
 	ws := workspace(t)
 	// Control: without wrun, a setsid'd background process outlives its shell.
-	r := run(t, runOpts{dir: ws}, "sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
-	pid, err := strconv.Atoi(strings.TrimSpace(r.stdout))
-	if err != nil {
-		t.Fatalf("%v: %s", err, r)
-	}
+	ctl := []string{"sleep", uniqueArg()}
+	killOnCleanup(t, ctl...)
+	r := run(t, runOpts{dir: ws}, "sh", "-c", "setsid "+strings.Join(ctl, " ")+" </dev/null >/dev/null 2>&1 &")
 	time.Sleep(50 * time.Millisecond)
-	if !alive(pid) {
-		t.Fatal("control: the background process died on its own")
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-
-	// Each background process prints its own pid: a setsid'd one (not a
-	// group leader, so setsid(1) does not fork) and a plain one.
-	r = wrun(t, runOpts{dir: ws}, "--", "sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!; sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
-	pids := strings.Fields(r.stdout)
-	if len(pids) != 2 {
-		t.Fatalf("want two pids: %s", r)
-	}
-	for i, f := range pids {
-		p, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatalf("%v: %s", err, r)
-		}
-		if alive(p) {
-			syscall.Kill(p, syscall.SIGKILL)
-			t.Errorf("background process %d (%s) outlived wrun", p, []string{"setsid'd", "plain"}[i])
-		}
+	if len(hostPids(ctl...)) != 1 {
+		t.Fatalf("control: the background process died on its own: %s", r)
 	}
 
-	r = wrun(t, runOpts{dir: ws}, "--keep-background", "--", "sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
-	pid, _ = strconv.Atoi(strings.TrimSpace(r.stdout))
-	if !alive(pid) {
-		t.Fatalf("--keep-background: the background process %d was ended: %s", pid, r)
+	// Two background processes, found on the host by their unique
+	// arguments: a setsid'd one (not a group leader, so setsid(1) does not
+	// fork) and a plain one. The command shows that each was running by
+	// reading its command line in its own /proc.
+	setsid, plain := []string{"sleep", uniqueArg()}, []string{"sleep", uniqueArg()}
+	killOnCleanup(t, setsid...)
+	killOnCleanup(t, plain...)
+	sh := "setsid " + strings.Join(setsid, " ") + " </dev/null >/dev/null 2>&1 & a=$!; " +
+		strings.Join(plain, " ") + " </dev/null >/dev/null 2>&1 & b=$!; " +
+		"sleep 0.2; tr '\\0' ' ' < /proc/$a/cmdline; echo; tr '\\0' ' ' < /proc/$b/cmdline; echo"
+	r = wrun(t, runOpts{dir: ws}, "--", "sh", "-c", sh)
+	if !strings.Contains(r.stdout, strings.Join(setsid, " ")) || !strings.Contains(r.stdout, strings.Join(plain, " ")) {
+		t.Fatalf("the background processes did not run: %s", r)
 	}
-	syscall.Kill(pid, syscall.SIGKILL)
+	for _, p := range [][]string{setsid, plain} {
+		if left := waitGone(p...); len(left) > 0 {
+			t.Errorf("background process %v (%v) outlived wrun", left, p)
+		}
+	}
+
+	// --keep-background: the stage stays as their init, named
+	// wrun-sandbox; ending it ends them.
+	kept := []string{"sleep", uniqueArg()}
+	killOnCleanup(t, kept...)
+	r = wrun(t, runOpts{dir: ws}, "--keep-background", "--", "sh", "-c", strings.Join(kept, " ")+" </dev/null >/dev/null 2>&1 & sleep 0.2")
+	pids := hostPids(kept...)
+	if r.code != 0 || len(pids) != 1 {
+		t.Fatalf("--keep-background: want the background process alive, found %v: %s", pids, r)
+	}
+	if !bins.features.MountNS {
+		return // no stage: the process is wrun's orphan
+	}
+	stage := parentOf(pids[0])
+	t.Cleanup(func() { syscall.Kill(stage, syscall.SIGKILL) })
+	if c := commOf(stage); c != "wrun-sandbox" {
+		t.Fatalf("--keep-background: the parent of the kept process is %d (%s), not the stage wrun-sandbox", stage, c)
+	}
+	if err := syscall.Kill(stage, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if left := waitGone(kept...); len(left) > 0 {
+		t.Errorf("--keep-background: killing the stage %d did not end %v", stage, left)
+	}
 }
 
 func TestSeccompDenials(t *testing.T) {
@@ -427,18 +465,30 @@ func TestSeccompDenials(t *testing.T) {
 
 func TestSignalsStayInsideTheSandbox(t *testing.T) {
 	requireABI(t, 6)
-	ws := workspace(t)
-	outsider := exec.Command("sleep", "30")
-	if err := outsider.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer outsider.Process.Kill()
-	pid := strconv.Itoa(outsider.Process.Pid)
-	if got := bare(t, runOpts{dir: ws}, "kill0", pid); got != "ok" {
-		t.Fatalf("control: %s", got)
-	}
-	if got := probe(t, runOpts{dir: ws}, "full", "kill0", pid); !strings.HasPrefix(got, "err EPERM") {
-		t.Errorf("signal to a process outside the sandbox: %s", got)
+	for _, h := range holders {
+		t.Run(h.m.name, func(t *testing.T) {
+			h.m.usable(t)
+			ws := modeDir(t, h.m)
+			// A process outside the sandbox, of the same user (so that only
+			// the sandbox can stand between them).
+			outsider := exec.Command("sleep", "30")
+			outsider.SysProcAttr = &syscall.SysProcAttr{Credential: h.m.cred}
+			if err := outsider.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { outsider.Process.Kill(); outsider.Wait() })
+			pid := strconv.Itoa(outsider.Process.Pid)
+			o := modeOpts(h.m, ws)
+			if got := bare(t, o, "kill0", pid); got != "ok" {
+				t.Fatalf("control: %s", got)
+			}
+			// Through the stage the process is in another PID namespace:
+			// not even there (ESRCH). Without namespaces, Landlock's signal
+			// scope refuses it (EPERM).
+			if got := probe(t, o, "full", "kill0", pid); !strings.HasPrefix(got, "err "+h.signalErr) {
+				t.Errorf("signal to a process outside the sandbox: %s, want %s", got, h.signalErr)
+			}
+		})
 	}
 }
 
@@ -622,11 +672,22 @@ func TestBestEffortSaysDegraded(t *testing.T) {
 	if !strings.Contains(r.stdout, "DEGRADED") {
 		t.Fatalf("explain should say DEGRADED:\n%s", r.stdout)
 	}
-	// Degraded still enforces what the kernel can.
-	outside := filepath.Join(workspace(t), "x")
-	r = wrun(t, old, "--best-effort", "--", bins.probe, "write", outside)
-	if r.code != 1 || !strings.Contains(r.stdout, "err EACCES") || exists(outside) {
-		t.Fatalf("a degraded run wrote outside the grant:\n%s", r)
+	// Degraded still enforces what the kernel can, whichever way wrun
+	// holds the write scope.
+	for _, h := range holders {
+		t.Run(h.m.name, func(t *testing.T) {
+			h.m.usable(t)
+			outside := filepath.Join(modeDir(t, h.m), "x")
+			o := modeOpts(h.m, modeDir(t, h.m), "WRUN_LANDLOCK_ABI=5")
+			if got := bare(t, o, "write", outside); got != "ok" {
+				t.Fatalf("control: %s", got)
+			}
+			os.Remove(outside)
+			r := wrun(t, o, "--best-effort", "--", bins.probe, "write", outside)
+			if r.code != 1 || !strings.Contains(r.stdout, "err "+h.writeErr) || exists(outside) {
+				t.Fatalf("a degraded run wrote outside the grant (want %s):\n%s", h.writeErr, r)
+			}
+		})
 	}
 }
 

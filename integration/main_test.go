@@ -4,10 +4,13 @@ package integration
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,4 +195,121 @@ func gitCmd(t *testing.T, dir string, args ...string) string {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// holder is a way wrun holds the grant on this machine, with the errno a
+// write outside the write scope gets under it, and the errno of a signal
+// to a process outside the sandbox: wherever wrun can make namespaces the
+// stage's read-only view of the file system refuses the write (EROFS) and
+// the outside process is not even visible (ESRCH, another PID namespace);
+// without namespaces Landlock refuses both (EACCES, and EPERM from its
+// signal scope).
+type holder struct {
+	m                   escapeMode
+	writeErr, signalErr string
+}
+
+var holders = []holder{
+	{modeRoot, "EROFS", "ESRCH"},
+	{modeUserNS, "EROFS", "ESRCH"},
+	{modeCarved, "EACCES", "EPERM"},
+}
+
+// modeDir makes a fresh directory owned by the mode's user.
+func modeDir(t *testing.T, m escapeMode) string {
+	t.Helper()
+	if m.cred == nil {
+		return workspace(t)
+	}
+	d, err := filepath.EvalSymlinks(sharedWorkspace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(d, int(m.cred.Uid), int(m.cred.Gid)); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// modeOpts runs in dir as the mode's user, with the mode's environment.
+func modeOpts(m escapeMode, dir string, env ...string) runOpts {
+	o := runOpts{dir: dir, cred: m.cred}
+	if m.cred != nil {
+		o.env = append(o.env, "HOME=/nonexistent")
+	}
+	o.env = append(append(o.env, m.env...), env...)
+	return o
+}
+
+// uniqueArg is a number no other process of the machine has on its
+// command line (for sleep: seconds). The processes a sandboxed command
+// starts are found on the host by it: the command itself sees, and
+// prints, the pids of its own PID namespace.
+func uniqueArg() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d.%09d", 600+int(b[0])%100, binary.BigEndian.Uint32(b[:])%1000000000)
+}
+
+// hostPids lists the live processes of the host whose command line is
+// exactly argv.
+func hostPids(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && string(b) == want && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// killOnCleanup ends, when the test ends (failed or not), every host
+// process whose command line is argv.
+func killOnCleanup(t *testing.T, argv ...string) {
+	t.Cleanup(func() {
+		for _, p := range hostPids(argv...) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+}
+
+// waitGone waits up to five seconds for every host process whose command
+// line is argv to end, and returns those still alive.
+func waitGone(argv ...string) []int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := hostPids(argv...)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// parentOf is the parent pid of a host process (0 if it is gone).
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	p, _ := strconv.Atoi(f[1])
+	return p
+}
+
+// commOf is the name of a host process (its comm).
+func commOf(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return strings.TrimSpace(string(b))
 }

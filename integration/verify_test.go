@@ -206,9 +206,15 @@ func TestVerifyCargoLockIsNotWritten(t *testing.T) {
 	cargoWorkspace(t, ws)
 	removeStateOf(t, ws)
 	// Without a lock file cargo must write one, which verify denies: the
-	// run fails, and says so.
+	// run fails, and says so. The workspace root is read-only in the
+	// stage's view of the file system where wrun can make namespaces;
+	// otherwise Landlock refuses it.
+	denied := "Permission denied"
+	if bins.features.MountNS {
+		denied = "Read-only file system"
+	}
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "cargo", "check", "--offline")
-	if r.code == 0 || !strings.Contains(r.stderr, "Cargo.lock") || !strings.Contains(r.stderr, "Permission denied") {
+	if r.code == 0 || !strings.Contains(r.stderr, "Cargo.lock") || !strings.Contains(r.stderr, denied) {
 		t.Errorf("cargo check without Cargo.lock: %s", r)
 	}
 	if exists(filepath.Join(ws, "Cargo.lock")) {
@@ -637,16 +643,28 @@ func TestVerifyForgedObjectIsDiscarded(t *testing.T) {
 	checkSettled(t, filepath.Join(ws, ".git"))
 }
 
-// TestVerifyQuarantineSurvivesKilledWrun: when wrun is killed after a fetch,
-// the fetched refs stay valid (the quarantine stays registered); while a
-// process of that run lives on, no later run settles the quarantine; once
-// it is gone, the next run moves the objects in and unregisters it.
+// TestVerifyQuarantineSurvivesKilledWrun: when wrun is killed with SIGKILL
+// after a fetch, every process of the run ends with it (the stage dies
+// with wrun, and the kernel ends its PID namespace with it), even one
+// that called setsid and was forked twice; the fetched refs stay valid
+// (the quarantine stays registered until a run settles it), and the next
+// run moves the objects in and unregisters it.
 func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	requireABI(t, 3)
-	requireTool(t, "git")
+	requireTool(t, "git", "setsid")
+	if !bins.features.MountNS {
+		t.Skip("without namespaces, processes of a killed wrun's run may survive it (README, Limits)")
+	}
 	f := newGitFixture(t)
 	common := filepath.Join(f.clone, ".git")
-	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--", "sh", "-c", "git fetch -q local || exit 1; sleep 120 & echo $!; exec sleep 121")
+	bg, fg := []string{"sleep", uniqueArg()}, []string{"sleep", uniqueArg()}
+	killOnCleanup(t, bg...)
+	killOnCleanup(t, fg...)
+	// The background one: setsid'd and double-forked, so it is no child
+	// of the command and in no process group of the run.
+	sh := "git fetch -q local || exit 1; (setsid " + strings.Join(bg, " ") + " </dev/null >/dev/null 2>&1 &); " +
+		"sleep 0.2; echo started; exec " + strings.Join(fg, " ")
+	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--", "sh", "-c", sh)
 	cmd.Dir = f.clone
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -655,15 +673,24 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the survivor's pid: %v", err)
+	if err != nil || line != "started\n" {
+		t.Fatalf("reading the run's start: %q %v", line, err)
 	}
-	survivor, _ := strconv.Atoi(strings.TrimSpace(line))
-	t.Cleanup(func() { syscall.Kill(survivor, syscall.SIGKILL) })
+	for _, p := range [][]string{bg, fg} {
+		if len(hostPids(p...)) != 1 {
+			t.Fatalf("%v is not running before wrun is killed", p)
+		}
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	io.Copy(io.Discard, out)
+	for _, p := range [][]string{bg, fg} {
+		if left := waitGone(p...); len(left) > 0 {
+			t.Errorf("%v (pid %v) outlived the killed wrun", p, left)
+		}
+	}
 
 	newMain := gitCmd(t, f.remote, "rev-parse", "main")
 	check := func(when string) {
@@ -674,22 +701,12 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 		gitCmd(t, f.clone, "fsck", "--no-dangling") // every ref's object is there
 	}
 	check("after wrun was killed")
-	alt := mustRead(t, filepath.Join(common, "objects", "info", "alternates"))
-	if !strings.Contains(alt, "wrun-quarantine") {
+	// The new objects are still only in the quarantine, which stays
+	// registered until a run settles it.
+	if alt := mustRead(t, filepath.Join(common, "objects", "info", "alternates")); !strings.Contains(alt, "wrun-quarantine") {
 		t.Fatalf("the quarantine is not registered: %q", alt)
 	}
-	// A process of the killed run lives on: the next run leaves it alone.
-	if r := wrun(t, runOpts{dir: f.clone}, "--grant", "verify", "--", "true"); r.code != 0 {
-		t.Fatal(r)
-	}
-	if got := mustRead(t, filepath.Join(common, "objects", "info", "alternates")); got != alt {
-		t.Fatalf("a quarantine still in use was settled: %q", got)
-	}
-	check("after a run beside the survivor")
-	syscall.Kill(survivor, syscall.SIGKILL)
-	for i := 0; i < 100 && alive(survivor); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Nothing of the killed run lives on: the next run settles it.
 	if r := wrun(t, runOpts{dir: f.clone}, "--grant", "verify", "--", "true"); r.code != 0 {
 		t.Fatal(r)
 	}
@@ -790,32 +807,48 @@ git cat-file -e HEAD:a`
 // TestVerifyKeepBackgroundLeavesTheQuarantineRegistered: with
 // --keep-background, processes of the run may still write the quarantine
 // after wrun exits, so it stays registered (refs to its objects stay
-// valid) and the next run after they are gone settles it.
+// valid), a run beside them leaves it alone, and the next run after they
+// are gone settles it.
 func TestVerifyKeepBackgroundLeavesTheQuarantineRegistered(t *testing.T) {
 	requireABI(t, 3)
 	requireTool(t, "git")
 	ws := workspace(t)
 	newRepo(t, ws)
 	common := filepath.Join(ws, ".git")
+	kept := []string{"sleep", uniqueArg()}
+	killOnCleanup(t, kept...)
 	r := wrun(t, runOpts{dir: ws}, "--keep-background", "--grant", "verify", "--", "sh", "-c",
-		"echo later | git hash-object -w --stdin; sleep 120 >/dev/null 2>&1 & echo $!")
+		"echo later | git hash-object -w --stdin; "+strings.Join(kept, " ")+" >/dev/null 2>&1 & sleep 0.2")
 	fields := strings.Fields(r.stdout)
-	if r.code != 0 || len(fields) != 2 || !strings.Contains(r.stderr, "still in use") {
+	if r.code != 0 || len(fields) != 1 || !strings.Contains(r.stderr, "still in use") {
 		t.Fatalf("%s", r)
 	}
 	obj := fields[0]
-	survivor, _ := strconv.Atoi(fields[1])
-	t.Cleanup(func() { syscall.Kill(survivor, syscall.SIGKILL) })
+	survivors := hostPids(kept...)
+	if len(survivors) != 1 {
+		t.Fatalf("the kept process is not running: %v", survivors)
+	}
 	if got := gitCmd(t, ws, "cat-file", "-t", obj); got != "blob" {
 		t.Fatalf("the object written before wrun exited: %s", got)
 	}
-	if !strings.Contains(mustRead(t, filepath.Join(common, "objects", "info", "alternates")), "wrun-quarantine") {
+	alt := mustRead(t, filepath.Join(common, "objects", "info", "alternates"))
+	if !strings.Contains(alt, "wrun-quarantine") {
 		t.Fatal("the quarantine was unregistered while a process of its run lives")
 	}
-	syscall.Kill(survivor, syscall.SIGKILL)
-	for i := 0; i < 100 && alive(survivor); i++ {
-		time.Sleep(10 * time.Millisecond)
+	// A process of the earlier run lives on: the next run leaves its
+	// quarantine alone.
+	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "true"); r.code != 0 {
+		t.Fatal(r)
 	}
+	if got := mustRead(t, filepath.Join(common, "objects", "info", "alternates")); got != alt {
+		t.Fatalf("a quarantine still in use was settled: %q", got)
+	}
+	syscall.Kill(survivors[0], syscall.SIGKILL)
+	if left := waitGone(kept...); len(left) > 0 {
+		t.Fatalf("the kept process %v did not end", left)
+	}
+	// Gone, it holds the quarantine's lock no more (its stage, which
+	// stays as the init of kept processes, holds none).
 	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "true"); r.code != 0 {
 		t.Fatal(r)
 	}

@@ -77,6 +77,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	interactive := isForeground(c.Stdin)
 	started := make(chan startResult, 1)
 	done := make(chan syscall.WaitStatus, 1)
+	stageDone := make(chan stageEnd, 1)
 	// The kernel's audit records, where they can be read, confirm the
 	// observer's denials and show what it does not watch. Subscribed before
 	// the sandbox exists, so no record is missed.
@@ -84,19 +85,19 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	if pl.audit {
 		aud = openAudit()
 	}
-	if pl.viaUserNS {
-		// The second stage restricts itself and becomes the command: no
-		// thread of wrun is in the child's sandbox, so Landlock keeps the
-		// child from inspecting wrun.
-		go launchUserNS(pl, c, interactive, aud != nil, started, done)
+	if pl.stage {
+		// The stage restricts a thread of its own and forks the command
+		// from it: no thread of wrun is in the child's sandbox, and the
+		// child cannot see wrun (another PID namespace).
+		go launchStage(pl, c, interactive, aud != nil, started, stageDone)
 	} else {
 		if err := makeUndumpable(); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
 		if !pl.Options.KeepBackground {
 			// Once every sandboxed process has ended, wrun may be dumpable
-			// again: a retry that needs the second stage must exec
-			// /proc/self/exe, which a process that is not dumpable cannot.
+			// again: a retry that needs the stage must exec /proc/self/exe,
+			// which a process that is not dumpable cannot.
 			defer func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0) }()
 		}
 		// The launch goroutine starts first so that the runtime's creation
@@ -121,8 +122,9 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	var nsErr *userNSError
 	if errors.As(sr.err, &nsErr) {
 		// The kernel refused the user namespace (an AppArmor or sysctl
-		// restriction the probe could not see). Carved rules protect the
-		// same paths without one.
+		// restriction the probe could not see, or the seccomp filter of an
+		// enclosing wrun). The launch thread and carved rules hold the
+		// grant without one.
 		f := pl.Features
 		f.UserNS = false
 		fallback, err := NewPlan(pl.Policy, f, pl.Options)
@@ -130,7 +132,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
 		res, err := Run(fallback, c)
-		res.Warnings = append(res.Warnings, nsErr.Error()+"; protected paths were enforced by carved Landlock rules instead")
+		res.Warnings = append(res.Warnings, nsErr.Error()+"; the sandbox was enforced without namespaces (carved Landlock rules, seccomp) instead")
 		return res, err
 	}
 	if sr.err != nil {
@@ -140,15 +142,32 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	obs := sr.obs
 
 	var state syscall.WaitStatus
+	var warnings []string
 wait:
 	for {
 		select {
 		case state = <-done:
 			break wait
+		case end := <-stageDone:
+			state = end.status
+			switch {
+			case end.err != nil:
+				warnings = append(warnings, "the sandbox's stage: "+end.err.Error())
+				state = end.stage
+			case !end.reported:
+				// The stage ended without the command's status: something
+				// killed it, and the kernel ended the sandbox with it.
+				warnings = append(warnings, fmt.Sprintf("the sandbox's stage ended before the command (%s); every process of the sandbox was ended with it", describeWait(end.stage)))
+				state = end.stage
+			}
+			break wait
 		case s := <-c.Signals:
 			sig, ok := s.(syscall.Signal)
 			switch {
 			case !ok:
+			case pl.stage:
+				// The stage passes it on, as the terminal would have.
+				_ = unix.Kill(pid, sig)
 			case !interactive:
 				_ = unix.Kill(-pid, sig)
 			case sig != unix.SIGINT && sig != unix.SIGQUIT:
@@ -156,14 +175,16 @@ wait:
 			}
 		}
 	}
-	res := sandbox.Result{}
+	res := sandbox.Result{Warnings: warnings}
 	if state.Signaled() {
 		res.Signal = state.Signal()
 		res.ExitCode = 128 + int(state.Signal())
 	} else {
 		res.ExitCode = state.ExitStatus()
 	}
-	if !pl.Options.KeepBackground {
+	if !pl.Options.KeepBackground && !pl.stage {
+		// Through the stage, the kernel has ended them already, with the
+		// PID namespace.
 		pgid := pid
 		if interactive {
 			pgid = 0
@@ -180,10 +201,9 @@ wait:
 		res.Observed = true
 	}
 	if aud != nil {
-		// The restricting process: wrun itself, or the second stage, which
-		// becomes the command.
+		// The restricting process: wrun itself, or the stage.
 		restrictor := os.Getpid()
-		if pl.viaUserNS {
+		if pl.stage {
 			restrictor = pid
 		}
 		recs, lost := aud.finish(restrictor)
@@ -394,3 +414,11 @@ func killLeftovers(pgid int) int {
 
 // Run enforces the plan and runs c under it; see the package function Run.
 func (pl *Plan) Run(c sandbox.Command) (sandbox.Result, error) { return Run(pl, c) }
+
+// describeWait says in words how a process ended.
+func describeWait(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
+}

@@ -38,8 +38,12 @@ type Plan struct {
 	// matters.)
 	DropCaps bool            `json:"drop_capabilities"`
 	Options  sandbox.Options `json:"-"`
-	// viaUserNS: the mounts are made by a second stage of wrun in a new
-	// user and mount namespace (wrun lacks CAP_SYS_ADMIN).
+	// stage: the command runs under the stage, the init of new PID, IPC
+	// and mount namespaces (see Stage2), rather than as a child of wrun's
+	// launch thread. Chosen wherever wrun can make namespaces.
+	stage bool
+	// viaUserNS: the stage's namespaces are made inside a new user
+	// namespace (wrun lacks CAP_SYS_ADMIN).
 	viaUserNS bool
 	// audit: read Landlock's audit records of the run where the kernel
 	// offers them (ABI 7) and auditing is on.
@@ -89,15 +93,23 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; %s can", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
 	}
 
+	// Namespaces, wherever wrun can make them: as root directly, otherwise
+	// inside a user namespace.
+	pl.stage = f.MountNS || f.UserNS
+	pl.viaUserNS = pl.stage && !f.MountNS
+	pl.seccomp.IsolatedIPC = pl.stage
+	if !pl.stage {
+		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, but metadata outside the write scope is not restricted (chmod, utimes), and the child shares wrun's PID namespace: it sees every process in /proc, may signal the thread of wrun it was started from (ending wrun before its checks after the run), and processes it starts may survive a wrun killed with SIGKILL")
+	}
+
 	// Paths that must stay unwritable inside writable trees.
 	holes := append([]policy.Hole(nil), p.Hidden...)
 	for _, pr := range p.Protected {
 		switch {
 		case !pr.Exists && pr.Create == policy.CreateNone:
 			pl.Sweep = append(pl.Sweep, pr)
-		case f.MountNS || f.UserNS:
+		case pl.stage:
 			pl.Mounts = append(pl.Mounts, pr)
-			pl.viaUserNS = !f.MountNS
 		case pr.Pin:
 			// Carving the config and hooks holes beneath it already takes
 			// every create and remove right from the gitdir's parent, so

@@ -23,6 +23,9 @@ func TestStageMsg(t *testing.T) {
 		{"start error", stageMsg{Kind: stageStartError, Err: stage2Err{Code: 127, Msg: "cc: command not found in PATH"}},
 			`E{"code":127,"msg":"cc: command not found in PATH"}`},
 		{"start error, empty message", stageMsg{Kind: stageStartError, Err: stage2Err{Code: 125}}, `E{"code":125,"msg":""}`},
+		{"started", stageMsg{Kind: stageStarted}, "S"},
+		{"exited with status 3", stageMsg{Kind: stageExited, Status: 3 << 8}, "X768"},
+		{"killed by SIGKILL", stageMsg{Kind: stageExited, Status: 9}, "X9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +50,10 @@ func TestStageMsg(t *testing.T) {
 		name, wire, err string
 	}{
 		{"empty", "", "empty message"},
-		{"unknown kind", "X", "unknown message kind"},
+		{"unknown kind", "Z", "unknown message kind"},
+		{"started with a body", "S1", "with a body"},
+		{"exit without a status", "X", "bad exit"},
+		{"exit with a negative status", "X-1", "bad exit"},
 		{"listener with a body", "Lx", "with a body"},
 		{"start error without a body", "E", "bad start error"},
 		{"start error, truncated", `E{"code":12`, "bad start error"},
@@ -59,7 +65,7 @@ func TestStageMsg(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (stageMsg{Kind: 'X'}).encode(); err == nil {
+	if _, err := (stageMsg{Kind: 'Z'}).encode(); err == nil {
 		t.Error("an unknown kind was encoded")
 	}
 }

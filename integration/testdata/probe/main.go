@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -57,6 +58,8 @@ func errnoName(e syscall.Errno) string {
 		return "EBADF"
 	case syscall.ENOSYS:
 		return "ENOSYS"
+	case syscall.ESRCH:
+		return "ESRCH"
 	}
 	return fmt.Sprintf("errno%d", int(e))
 }
@@ -130,6 +133,15 @@ func do(op string, args []string) error {
 		sa := &syscall.SockaddrInet4{Port: a.Port}
 		copy(sa.Addr[:], a.IP.To4())
 		return syscall.Sendto(fd, []byte("probe\n"), 0, sa)
+	case "block":
+		// Stay until killed: a Go program to signal.
+		time.Sleep(time.Hour)
+		return nil
+	case "kill-pidfd":
+		// SIGKILL, with pidfd_send_signal, the process whose /proc
+		// directory is open on descriptor arg(0).
+		fd, _ := strconv.Atoi(arg(0))
+		return unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	case "stealfd":
 		// Take descriptor arg(1) of thread arg(0) with pidfd_getfd and write
 		// to it: what a child could do to a descriptor its parent holds.
