@@ -119,7 +119,7 @@ func deniedAt(req *escalate.Request, right, where string) (escalate.DeniedAct, b
 func TestAuditRecordsConfirmAndExtendDenials(t *testing.T) {
 	withAudit(t)
 	requireTool(t, "git")
-	if !bins.features.MountNS {
+	if !viaStage() {
 		t.Skip("the stage needs namespaces; TestAuditRecordsOfLandlockWithoutNamespaces covers the carved path")
 	}
 	ws := workspace(t)

@@ -549,7 +549,7 @@ func TestEscapeThroughGit(t *testing.T) {
 		{name: "verify: git pack-refs rewrites packed-refs", grant: "verify",
 			sh: "git pack-refs --all", effect: appeared("ws/.git/packed-refs")},
 	}
-	if bins.features.MountNS {
+	if viaStage() {
 		acts = append(acts,
 			escapeAct{name: "write, HOME in the workspace: git config --global", grant: "write",
 				prep: prepHome, env: homeInWorkspace,

@@ -313,3 +313,10 @@ func commOf(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	return strings.TrimSpace(string(b))
 }
+
+// viaStage reports whether wrun, run by this test process as it is, goes
+// through the stage (namespaces: as root directly, otherwise through a
+// user namespace) rather than the launch thread.
+func viaStage() bool {
+	return bins.features.MountNS || bins.features.UserNS && os.Getenv("WRUN_NO_USERNS") != "1"
+}

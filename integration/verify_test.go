@@ -210,7 +210,7 @@ func TestVerifyCargoLockIsNotWritten(t *testing.T) {
 	// stage's view of the file system where wrun can make namespaces;
 	// otherwise Landlock refuses it.
 	denied := "Permission denied"
-	if bins.features.MountNS {
+	if viaStage() {
 		denied = "Read-only file system"
 	}
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "cargo", "check", "--offline")
@@ -652,7 +652,7 @@ func TestVerifyForgedObjectIsDiscarded(t *testing.T) {
 func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	requireABI(t, 3)
 	requireTool(t, "git", "setsid")
-	if !bins.features.MountNS {
+	if !viaStage() {
 		t.Skip("without namespaces, processes of a killed wrun's run may survive it (README, Limits)")
 	}
 	f := newGitFixture(t)
