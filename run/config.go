@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -84,6 +85,10 @@ type Config struct {
 	// NoObserve switches off the exact denial observer; denials are then
 	// inferred from the command's stderr. A nested run always has it off.
 	NoObserve bool
+	// KillAfter: after wrun forwards a SIGTERM, SIGINT or SIGHUP, the
+	// command has this long to end; then everything in the sandbox is
+	// killed. Zero waits without a limit.
+	KillAfter time.Duration
 	// OnDenial says what to do about denials; "" means Report.
 	OnDenial OnDenial
 	// RetrySafe lets Retry rerun the command without asking Confirm.

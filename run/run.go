@@ -261,7 +261,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	out.p = p
 	_, nested := envlist.Lookup(h.Env, escalate.EnvGrant)
-	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve || nested})
+	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve || nested, KillAfter: cfg.KillAfter})
 	if err != nil {
 		return failed(ExitFailed, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Options change how a policy is enforced.
@@ -20,6 +21,11 @@ type Options struct {
 	// inside another sets it: the kernel allows one observer per process,
 	// and the enclosing wrun's observer is watching.
 	NoObserve bool
+	// KillAfter is the grace a command gets after wrun forwards it a
+	// SIGTERM, SIGINT or SIGHUP: then everything in the sandbox is killed
+	// (SIGKILL) and the run ends. Zero waits for as long as the command
+	// takes.
+	KillAfter time.Duration
 }
 
 // Gap is something the policy asks for that this kernel cannot enforce.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -154,6 +155,9 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			default:
 				return &usageError{fmt.Sprintf("--on-denial=%q: want report, ask or retry", rf.onDenial)}
 			}
+			if rf.killAfter < 0 {
+				return &usageError{fmt.Sprintf("--kill-after=%s: want a duration of 0 or more, e.g. 10s", rf.killAfter)}
+			}
 			if rf.retrySafe && rf.onDenial != "retry" {
 				return &usageError{"--retry-safe goes with --on-denial=retry"}
 			}
@@ -166,6 +170,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.Flags().SetInterspersed(false)
 	pf.register(root)
 	fl := root.Flags()
+	fl.DurationVar(&rf.killAfter, "kill-after", 10*time.Second, "after wrun forwards a SIGTERM, SIGINT or SIGHUP, give the command this `DURATION` to end, then kill everything in the sandbox (0: wait as long as it takes)")
 	fl.BoolVar(&rf.keepBackground, "keep-background", false, "leave processes the command started in the background running after it exits (default: wrun ends them)")
 	fl.StringVar(&observe, "observe", "on", "on: report exactly what the sandbox denied (seccomp user notification); off: infer it from the command's stderr")
 	fl.StringVar(&rf.escalationFile, "escalation-file", "", "when something was denied, write the escalation request (JSON) to `PATH`")

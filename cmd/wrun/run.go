@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/internal/quote"
@@ -22,6 +23,7 @@ type runFlags struct {
 	ceiling        string
 	retrySafe      bool
 	verbose        bool
+	killAfter      time.Duration
 }
 
 // runCommand runs argv with run.Run and says what happened: human lines on
@@ -52,6 +54,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Stdout:         stdout,
 		Stderr:         stderr,
 		KeepBackground: rf.keepBackground,
+		KillAfter:      rf.killAfter,
 		NoObserve:      rf.noObserve,
 		OnDenial:       run.OnDenial(rf.onDenial),
 		RetrySafe:      rf.retrySafe,

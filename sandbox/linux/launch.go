@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -143,6 +144,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 
 	var state syscall.WaitStatus
 	var warnings []string
+	var grace <-chan time.Time // set once a request to end was forwarded
 wait:
 	for {
 		select {
@@ -172,6 +174,26 @@ wait:
 				_ = unix.Kill(-pid, sig)
 			case sig != unix.SIGINT && sig != unix.SIGQUIT:
 				_ = unix.Kill(pid, sig)
+			}
+			// A request to end: the command gets KillAfter to do so.
+			if ok && grace == nil && pl.Options.KillAfter > 0 && (sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGHUP) {
+				t := time.NewTimer(pl.Options.KillAfter)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			// The grace is over: end everything in the sandbox. Through the
+			// stage, killing it ends its PID namespace, and with it every
+			// process; the wait above then sees the stage end.
+			grace = nil
+			warnings = append(warnings, fmt.Sprintf("the command did not end within %s of the signal (--kill-after): everything in the sandbox was killed", pl.Options.KillAfter))
+			// On the launch-thread path the command's process group goes
+			// now, and what it left elsewhere once the command is reaped.
+			switch {
+			case pl.stage || interactive:
+				_ = unix.Kill(pid, unix.SIGKILL)
+			default:
+				_ = unix.Kill(-pid, unix.SIGKILL)
 			}
 		}
 	}
