@@ -126,8 +126,8 @@ func homePolicy(home string, h Host, have []string) ([]Rule, []Hole) {
 	var holes []Hole
 	allow := func(path, why string) {
 		path = filepath.Clean(path)
-		if !Within(path, home) || path == home {
-			return // outside the home: readable anyway
+		if !Within(path, home) || path == home || !exists(path) {
+			return // outside the home: readable anyway; missing: nothing to read
 		}
 		rules = append(rules, Rule{Path: path, Access: ReadExec, Source: "home", Why: why, Optional: true})
 	}
