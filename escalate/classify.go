@@ -90,7 +90,7 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 	m := a.model
 	holes := m.Holes()
 	for _, h := range holes {
-		if !h.Protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) {
+		if !h.Protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) && !a.regranted(f.at, h.Path) {
 			f.why = h.Why
 			if h.Path == a.p.Workdir && a.p.Grant.Files == grant.FilesNone {
 				return a.finishPath(f, "workspace-hidden", h.Path)
@@ -257,4 +257,17 @@ func gitDirsOf(path string) []string {
 		}
 	}
 	return out
+}
+
+// regranted reports whether a rule inside the hidden path hole covers at:
+// such a rule is an explicit grant the hole does not narrow (a toolchain's
+// place in the hidden home), so the hole is not what withheld a right
+// there.
+func (a *Analyzer) regranted(at, hole string) bool {
+	for _, r := range a.p.Rules {
+		if r.Path != hole && policy.Within(r.Path, hole) && policy.Within(at, r.Path) {
+			return true
+		}
+	}
+	return false
 }

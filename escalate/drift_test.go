@@ -140,7 +140,9 @@ func TestCheckOnComputedPolicies(t *testing.T) {
 		{"inspect", Op{Kind: OpOpen, Path: h.ws + "/src/main.rs", Rights: policy.WriteFile}, true},
 		{"inspect", Op{Kind: OpCreate, Path: h.tmp + "/x"}, false},
 		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.ssh/id_ed25519"}, true},
-		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.bashrc"}, false},
+		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.bashrc"}, true}, // the home is hidden but for what toolchains need
+		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.gitconfig"}, false},
+		{"inspect", Op{Kind: OpOpen, Path: h.home + "/.cargo/config.toml"}, false},
 		{"inspect", Op{Kind: OpConnect, Addr: "127.0.0.1:80"}, true},
 		// cargo builds in a target dir of its own (here, without a state
 		// directory, in the private temp dir); the workspace's stays

@@ -92,7 +92,7 @@ type Preset struct {
 func Presets() []Preset {
 	return []Preset{
 		{"inspect", Grant{Files: FilesRead, Shell: ShellInspect, Network: NetworkOff, Desktop: DesktopOff},
-			"read everything but credential stores, write nothing but /dev/null and a private temp dir, no network"},
+			"read everything but the home directory (toolchains aside) and files only this user may read, write nothing but /dev/null and a private temp dir, no network"},
 		{"verify", Grant{Files: FilesRead, Shell: ShellVerify, Network: NetworkOn, Desktop: DesktopOff},
 			"read-only workspace; bounded writes for build outputs, test temp files and git fetch plumbing; network on"},
 		{"write", Grant{Files: FilesWrite, Shell: ShellVerify, Network: NetworkOff, Desktop: DesktopOff},

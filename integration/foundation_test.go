@@ -140,9 +140,15 @@ func TestCredentialStoresAreHidden(t *testing.T) {
 			t.Errorf("read %s under full: %s", f, got)
 		}
 	}
-	// Siblings of credential stores stay readable.
-	if got := probe(t, env, "inspect", "read", rc); got != "ok" {
+	// The rest of the home is hidden too (shell start-up files often
+	// export tokens), but for what toolchains read.
+	if got := probe(t, env, "inspect", "read", rc); !strings.HasPrefix(got, "err EACCES") {
 		t.Errorf("read %s: %s", rc, got)
+	}
+	gitconfig := filepath.Join(home, ".gitconfig")
+	mustWrite(t, gitconfig, "[user]\n\tname = x\n")
+	if got := probe(t, env, "inspect", "read", gitconfig); got != "ok" {
+		t.Errorf("read %s: %s", gitconfig, got)
 	}
 	// An explicit grant of exactly the store opens it.
 	r := wrun(t, env, "--allow-read", filepath.Join(home, ".ssh"), "--", bins.probe, "read", key)

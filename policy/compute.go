@@ -22,8 +22,7 @@ type Host struct {
 	// Home is the invoking user's home directory, $HOME ("" if unknown).
 	Home string
 	// AccountHome is the home directory of the account (from the user
-	// database), when it differs from Home; its credential stores are
-	// hidden too.
+	// database), when it differs from Home; it is hidden too.
 	AccountHome string
 	// Env is the invoking environment, as os.Environ returns it.
 	Env []string
@@ -41,6 +40,11 @@ type Host struct {
 	Stdio [3]string
 	// Sandbox names the enforcement ("landlock"); exported as WRUN_SANDBOX.
 	Sandbox string
+	// Identity is who the child runs as; Scan lists the trees searched
+	// for files that only this identity may read (ScanRoots), which are
+	// hidden. A nil Scan searches nothing.
+	Identity Identity
+	Scan     []ScanRoot
 }
 
 // Options are the user's additions to the grant.
@@ -54,34 +58,6 @@ type Options struct {
 	// Ceiling, when set, is exported to the child as WRUN_CEILING so that
 	// a nested wrun inherits it.
 	Ceiling string
-}
-
-// credentialStores are paths under the home directory that hold secrets.
-// A file that does not exist holds no secret, so its hole is left out
-// (carving a hole takes create rights from the directory above it, which
-// would, for one, keep --allow-write ~/.cargo from creating cargo's lock
-// files); a directory is hidden whether or not it exists yet.
-var credentialStores = []struct {
-	rel, why string
-	file     bool
-}{
-	{".ssh", "SSH keys", false},
-	{".gnupg", "GnuPG keys", false},
-	{".aws", "AWS credentials", false},
-	{".azure", "Azure credentials", false},
-	{".config/gcloud", "Google Cloud credentials", false},
-	{".config/gh", "GitHub CLI token", false},
-	{".kube", "Kubernetes credentials", false},
-	{".docker/config.json", "container registry credentials", true},
-	{".netrc", "passwords for network hosts", true},
-	{".git-credentials", "git's stored credentials", true},
-	{".config/git/credentials", "git's stored credentials", true},
-	{".cargo/credentials.toml", "crates registry token", true},
-	{".cargo/credentials", "crates registry token", true},
-	{".npmrc", "npm registry tokens", true},
-	{".pypirc", "package index passwords", true},
-	{".password-store", "pass password store", false},
-	{".local/share/keyrings", "desktop keyring", false},
 }
 
 // Compute derives the policy for grant g on host h with options o.
@@ -121,20 +97,40 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.add(Rule{Path: d, Access: ReadFile, Source: "grant", Why: "random numbers", Optional: true})
 	}
 	p.add(Rule{Path: "/dev/tty", Access: Device, Source: "grant", Why: "the controlling terminal, for interactive use", Optional: true})
-	for _, home := range slices.Compact([]string{h.Home, h.AccountHome}) {
-		if home == "" {
-			continue
+	// The home directory is hidden but for what toolchains need; the
+	// workspace, the temp dir and what the options name are granted
+	// wherever they lie.
+	var granted []string
+	if g.Files != grant.FilesNone {
+		granted = append(granted, h.Workdir)
+	}
+	if h.TempDir != "" {
+		granted = append(granted, h.TempDir)
+	}
+	var homeRules []Rule // added last: a rule already on the path keeps its source
+	for _, home := range h.homes() {
+		rules, holes := homePolicy(home, h, granted)
+		homeRules = append(homeRules, rules...)
+		p.Hidden = append(p.Hidden, holes...)
+	}
+	if g.Desktop == grant.DesktopOn {
+		// The display's authority file (Xauthority) lies there.
+		for _, hl := range runtimeDir(h) {
+			p.add(Rule{Path: hl.Path, Access: ReadExec, Source: "grant", Why: "the desktop session's runtime directory (desktop=on)", Optional: true})
 		}
-		for _, c := range credentialStores {
-			path := filepath.Join(home, c.rel)
-			if c.file && !exists(path) {
-				continue
-			}
-			p.Hidden = append(p.Hidden, Hole{Path: path, Withheld: All &^ ReadDir,
-				Why: "credential store (" + c.why + ")"})
-		}
+	} else {
+		p.Hidden = append(p.Hidden, runtimeDir(h)...)
+	}
+	if g.Files == grant.FilesRead {
+		p.add(Rule{Path: h.Workdir, Access: ReadExec, Source: "grant", Why: "the workspace (files=read)"})
 	}
 	p.Hidden = resolveHoles(p.Hidden)
+	// Files only the child's identity may read, found by their modes.
+	if len(h.Scan) > 0 {
+		holes, _, notes := privateHoles(h.Scan, h.Identity, ScanBudget)
+		p.Hidden = append(p.Hidden, holes...)
+		p.Notes = append(p.Notes, notes...)
+	}
 	if g.Files == grant.FilesNone {
 		p.Hidden = append(p.Hidden, Hole{Path: h.Workdir, Withheld: All, Why: "the workspace (files=none)"})
 		p.Cwd = "/"
@@ -202,11 +198,19 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	for _, w := range o.AllowWrite {
 		p.add(Rule{Path: w, Access: ReadWrite, Source: "--allow-write", Why: "granted on the command line"})
 	}
-	// An explicit grant of exactly a hidden path opens it. (One inside a
-	// hidden path opens just itself; one above it is carved like any other.)
+	for _, r := range homeRules {
+		p.add(r)
+	}
+	// A grant of exactly a hidden path opens it: --allow-read, and the
+	// paths the child needs (the temp dir, a file it holds open) when the
+	// search found them private. (A grant inside a hidden path opens just
+	// itself; one above it is carved like any other.)
 	p.Hidden = slices.DeleteFunc(p.Hidden, func(hl Hole) bool {
 		for _, r := range p.Rules {
-			if (r.Source == "--allow-read" || r.Source == "--allow-write") && r.Path == hl.Path {
+			if r.Path != hl.Path {
+				continue
+			}
+			if r.Source == "--allow-read" || r.Source == "--allow-write" || hl.Withheld != All {
 				return true
 			}
 		}
@@ -237,7 +241,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	p.EnvSet, p.EnvUnset, p.EnvPassed, p.Env = childEnv(g, h, o, vscope.Env)
 	if g.Files != grant.FilesNone {
-		p.Notes = append(p.Notes, "names inside hidden directories can be listed; their contents cannot be read")
+		p.Notes = append(p.Notes, "names inside hidden directories (the home directory among them) can be listed; their contents cannot be read")
 	}
 	return p, nil
 }

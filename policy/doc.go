@@ -3,7 +3,8 @@
 // sandbox/darwin enforce.
 //
 // A Policy says which paths the child may read, write or execute and why,
-// which paths are hidden (credential stores) or protected (git config and
+// which paths are hidden (the home directory but for what toolchains need,
+// files no other user may read) or protected (git config and
 // hooks), what the network and IPC scopes are, and the exact environment
 // the child gets.
 //

@@ -41,7 +41,8 @@ type Rule struct {
 }
 
 // Hole is a path the child may not read (or, per Withheld, use at all) even
-// though a broader rule covers it: credential stores, other terminals.
+// though a broader rule covers it: the home directory, files no other user
+// may read, other terminals.
 type Hole struct {
 	Path     string `json:"path"`
 	Withheld Access `json:"withheld"`

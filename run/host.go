@@ -48,6 +48,11 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 			h.Self = self
 		}
 	}
+	h.Identity = policy.Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}
+	if gids, err := os.Getgroups(); err == nil {
+		h.Identity.Gids = append(h.Identity.Gids, gids...)
+	}
+	h.Scan = policy.ScanRoots(h.Identity.Uid)
 	if cache, err := os.UserCacheDir(); err == nil {
 		h.StateDir = filepath.Join(cache, "wrun")
 	}

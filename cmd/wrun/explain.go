@@ -81,7 +81,7 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 			extraRead = append(extraRead, r)
 		}
 	}
-	section(w, "Readable: the whole file system, except the hidden paths below.")
+	section(w, "Readable: the whole file system, except the hidden paths below; inside them, only the paths listed here.")
 	if len(extraRead) > 0 {
 		tw := table(w)
 		for _, r := range extraRead {

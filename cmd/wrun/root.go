@@ -88,7 +88,8 @@ pass --best-effort.
 A grant has four fields; a preset names a common combination:
 
   preset    files  shell    network  what the child may do
-  inspect   read   inspect  off      read (not credential stores), write only
+  inspect   read   inspect  off      read (not the home directory beyond
+                                     toolchains, nor root-only files), write only
                                      /dev/null and a private TMPDIR  [default]
   verify    read   verify   on       also write build outputs (cargo target/,
                                      a private Go cache) and git fetch plumbing
