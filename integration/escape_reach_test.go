@@ -232,11 +232,8 @@ func TestEscapeOutliveAKilledWrun(t *testing.T) {
 				// "started" comes just before the exec of the foreground
 				// sleep: give both a moment to appear.
 				for _, p := range [][]string{bg, fg} {
-					for i := 0; len(hostPids(p...)) != 1; i++ {
-						if i == 200 {
-							t.Fatalf("%s: %v is not running", under, p)
-						}
-						time.Sleep(10 * time.Millisecond)
+					if !waitRunning(p...) {
+						t.Fatalf("%s: %v is not running", under, p)
 					}
 				}
 				cmd.Process.Signal(syscall.SIGKILL)

@@ -169,8 +169,19 @@ func startupActs(base string) []escapeAct {
 		{name: "~/.config/go/env GOFLAGS=-toolexec", grant: "write", env: wsHome,
 			sh: `mkdir -p $HOME/.config/go && echo "GOFLAGS=-toolexec=$F/evil" > $HOME/.config/go/env`,
 			effect: func(F string, r result) string {
+				// The go command starts a telemetry process that outlives it
+				// and writes in the user's config directory: give it one of
+				// its own with telemetry off, and name the planted env file.
+				cfg, err := os.MkdirTemp("", "wrun-goenv-")
+				if err != nil {
+					return err.Error()
+				}
+				defer os.RemoveAll(cfg)
+				os.MkdirAll(filepath.Join(cfg, "go", "telemetry"), 0o755)
+				os.WriteFile(filepath.Join(cfg, "go", "telemetry", "mode"), []byte("off"), 0o644)
 				cmd := exec.Command("go", "env", "GOFLAGS")
-				cmd.Env = append(os.Environ(), "HOME="+filepath.Join(F, "ws"), "GOENV=", "GOFLAGS=")
+				cmd.Env = append(os.Environ(), "HOME="+filepath.Join(F, "ws"), "XDG_CONFIG_HOME="+cfg,
+					"GOENV="+filepath.Join(F, "ws", ".config", "go", "env"), "GOFLAGS=")
 				if out, _ := cmd.Output(); strings.Contains(string(out), "toolexec") {
 					return "a plain `go env GOFLAGS` says " + strings.TrimSpace(string(out))
 				}

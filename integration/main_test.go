@@ -320,3 +320,15 @@ func commOf(pid int) string {
 func viaStage() bool {
 	return bins.features.MountNS || bins.features.UserNS && os.Getenv("WRUN_NO_USERNS") != "1"
 }
+
+// waitRunning waits up to two seconds for a host process whose command
+// line is argv (a process just exec'd, say), and reports whether one runs.
+func waitRunning(argv ...string) bool {
+	for i := 0; i < 200; i++ {
+		if len(hostPids(argv...)) == 1 {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}

@@ -678,8 +678,9 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	if err != nil || line != "started\n" {
 		t.Fatalf("reading the run's start: %q %v", line, err)
 	}
+	// "started" comes just before the exec of the foreground sleep.
 	for _, p := range [][]string{bg, fg} {
-		if len(hostPids(p...)) != 1 {
+		if !waitRunning(p...) {
 			t.Fatalf("%v is not running before wrun is killed", p)
 		}
 	}
