@@ -14,6 +14,7 @@ import (
 // name holds a clear-screen sequence, a newline and a right-to-left
 // override; wrun's denial line shows it quoted, one line, no ESC byte.
 func TestHostilePathIsQuotedOnTheTerminal(t *testing.T) {
+	escapeAttempt(t)
 	requireABI(t, 3)
 	ws := workspace(t)
 	name := "x\x1b[2J\ny\u202etxt"
@@ -58,6 +59,7 @@ func TestHostilePathIsQuotedOnTheTerminal(t *testing.T) {
 // escalation file with a link to the user's ~/.bashrc; wrun replaces the
 // link with the request and leaves ~/.bashrc alone.
 func TestEscalationFileIsNotWrittenThroughALink(t *testing.T) {
+	escapeAttempt(t)
 	requireABI(t, 3)
 	ws, home := workspace(t), workspace(t)
 	bashrc := filepath.Join(home, ".bashrc")
@@ -92,6 +94,7 @@ func TestEscalationFileIsNotWrittenThroughALink(t *testing.T) {
 // TestStaleEscalationFileIsRemoved: a request an earlier run left is gone
 // after a run that was denied nothing.
 func TestStaleEscalationFileIsRemoved(t *testing.T) {
+	escapeAttempt(t)
 	requireABI(t, 3)
 	ws := workspace(t)
 	req := filepath.Join(workspace(t), "req.json")
@@ -107,6 +110,7 @@ func TestStaleEscalationFileIsRemoved(t *testing.T) {
 // TestUnwritableEscalationFileIsRefusedFirst: an escalation file that
 // cannot be written is refused with exit 125 before the command runs.
 func TestUnwritableEscalationFileIsRefusedFirst(t *testing.T) {
+	escapeAttempt(t)
 	requireABI(t, 3)
 	ws := workspace(t)
 	marker := filepath.Join(ws, "ran")
@@ -143,5 +147,56 @@ func TestUnwritableEscalationFileIsRefusedFirst(t *testing.T) {
 				t.Errorf("the command ran")
 			}
 		})
+	}
+}
+
+// TestApprovingALinkApprovesWhereItLeads: the workspace holds `out ->
+// $HOME`; the child's refused writes under out/ become a request, and an
+// approver that approves everything within a write ceiling is asked
+// about the resolved paths (the home, which stays hidden and protected),
+// so nothing is widened: ~/.bashrc is unchanged, nothing new appears in
+// the home and the key is not printed. The control: without wrun the same
+// writes go through the link.
+func TestApprovingALinkApprovesWhereItLeads(t *testing.T) {
+	requireABI(t, 3)
+	escapeAttempt(t)
+	base := workspace(t)
+	home, ws := filepath.Join(base, "home"), filepath.Join(base, "ws")
+	mustWrite(t, filepath.Join(home, ".bashrc"), "# rc\n")
+	mustWrite(t, filepath.Join(home, ".ssh", "id_x"), "SECRET-KEY-approve\n")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home, filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	act := `echo evil >> out/.bashrc; echo x > out/planted; cat out/.ssh/id_x`
+	env := []string{"HOME=" + home}
+	// Control: without wrun the writes land in the home.
+	twin := filepath.Join(workspace(t), "F")
+	copyTree(t, base, twin)
+	os.Remove(filepath.Join(twin, "ws", "out"))
+	os.Symlink(filepath.Join(twin, "home"), filepath.Join(twin, "ws", "out"))
+	if r := run(t, runOpts{dir: filepath.Join(twin, "ws"), env: env}, "sh", "-c", act); !strings.Contains(r.stdout, "SECRET-KEY-approve") ||
+		mustRead(t, filepath.Join(twin, "home", ".bashrc")) == "# rc\n" || !exists(filepath.Join(twin, "home", "planted")) {
+		t.Fatalf("control: the writes did not go through the link: %s", r)
+	}
+	reqFile := filepath.Join(base, "seen.json")
+	approver := `cat > ` + reqFile + `; echo '{"decision":"approve"}'`
+	r := wrun(t, runOpts{dir: ws, env: env}, "--grant", "inspect", "--ceiling", "write", "--on-denial", "retry", "--retry-safe",
+		"--approver", approver, "--", "sh", "-c", act)
+	if strings.Contains(r.stdout, "SECRET-KEY-approve") {
+		t.Errorf("ESCAPE: the key was printed after approval:\n%s", r)
+	}
+	if got := mustRead(t, filepath.Join(home, ".bashrc")); got != "# rc\n" {
+		t.Errorf("ESCAPE: ~/.bashrc changed: %q\n%s", got, r)
+	}
+	if exists(filepath.Join(home, "planted")) {
+		t.Errorf("ESCAPE: a file was created in the home:\n%s", r)
+	}
+	// What the approver was shown names the home, never out/.
+	seen := mustRead(t, reqFile)
+	if strings.Contains(seen, filepath.Join(ws, "out")) || !strings.Contains(seen, home) {
+		t.Errorf("the approver was shown the link's name rather than where it leads:\n%s", seen)
 	}
 }
