@@ -54,11 +54,11 @@ func Doctor(f Features) []sandbox.Feature {
 			"an exact denial observer is possible",
 			"denials can only be inferred from output"),
 		feat("mount_namespace", f.MountNS, "CAP_SYS_ADMIN held by wrun",
-			"paths inside writable trees (.git/config, .git/hooks) are protected by read-only bind mounts made on the launch thread; git works normally",
-			"wrun needs a user namespace for those bind mounts (below)"),
+			"every run goes through the stage, in PID, IPC and mount namespaces of its own: a read-only view of the file system (writable paths bound back), protected paths bound read-only, its own /proc; the command cannot see, signal or outlive wrun",
+			"wrun needs a user namespace for the stage (below)"),
 		feat("user_namespaces", f.UserNS, "unprivileged user namespaces",
-			"without CAP_SYS_ADMIN, protected paths are bind-mounted read-only by a second stage of wrun in a user namespace (one more exec, only under write grants)",
-			"without CAP_SYS_ADMIN either, protected paths are enforced by carved Landlock rules: nothing can be created directly in the workspace root or .git under write grants"),
+			"without CAP_SYS_ADMIN, the stage's namespaces are made inside a user namespace (one more exec of wrun per run)",
+			"without CAP_SYS_ADMIN either, there is no stage: protected paths are carved Landlock rules (nothing new directly in the workspace root or .git under write grants), metadata outside the write scope is not restricted, and the command shares wrun's PID namespace (wrun explain names each)"),
 	)
 }
 
