@@ -50,6 +50,12 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 	// Warnings are what went wrong after the command started.
 	Warnings []string `json:"warnings,omitempty"`
+	// AfterRunFailed are the steps wrun takes after the run that failed
+	// (settling the git quarantine, removing what the command must not
+	// have created, removing the private temp dir). What they hold may
+	// then not hold, so a run whose command succeeded ends with status
+	// ExitFailed (125) when any failed.
+	AfterRunFailed []string `json:"after_run_failed,omitempty"`
 	// DenialsDropped counts denials beyond wrun's bounds
 	// (sandbox.MaxDenials distinct ones, paths of sandbox.MaxDenialPath
 	// bytes): counted, not kept, so not in the request.
@@ -66,10 +72,14 @@ type Summary struct {
 // Status is the exit status of the whole run: the rerun's when there was
 // one, else the command's (ExitCode).
 func (s *Summary) Status() int {
+	last := s
 	if s.Retry != nil {
-		return s.Retry.ExitCode
+		last = s.Retry
 	}
-	return s.ExitCode
+	if last.ExitCode == 0 && len(last.AfterRunFailed) > 0 {
+		return ExitFailed // the command succeeded; what wrun must do after it did not
+	}
+	return last.ExitCode
 }
 
 // DecisionSummary is the decision on an escalation request.
@@ -230,6 +240,7 @@ func fillSummary(sum *Summary, out outcome) {
 	}
 	sum.ExitCode, sum.Signal, sum.Killed = out.code, int(out.res.Signal), out.res.Killed
 	sum.Swept, sum.Warnings, sum.Request = out.res.Swept, out.res.Warnings, out.req
+	sum.AfterRunFailed = out.res.AfterRunFailed
 	if out.p != nil {
 		for _, e := range out.p.EnvUnset {
 			sum.EnvDropped = append(sum.EnvDropped, e.Name)
@@ -250,7 +261,9 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	removeTmp := true
 	defer func() {
 		if removeTmp {
-			os.RemoveAll(tmp)
+			if err := os.RemoveAll(tmp); err != nil && out.started {
+				out.res.AfterRunFailed = append(out.res.AfterRunFailed, "removing the private temp dir: "+err.Error())
+			}
 		}
 	}()
 	h.TempDir = tmp
@@ -328,7 +341,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	// Unless asked to keep them, wrun has ended every process the command
 	// started: nothing can change what the run wrote any more.
 	for _, err := range sess.Finish(p.Finish, !cfg.KeepBackground) {
-		out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
+		out.res.AfterRunFailed = append(out.res.AfterRunFailed, err.Error())
 	}
 	for i, f := range sess.Findings() {
 		if f.Changed && !slices.Contains(out.res.Swept, f.Path) {

@@ -44,6 +44,10 @@ func TestSummaryStatus(t *testing.T) {
 		{"the command's", Summary{ExitCode: 3}, 3},
 		{"a rerun's", Summary{ExitCode: 1, Retry: &Summary{ExitCode: 0}}, 0},
 		{"a failed rerun's", Summary{ExitCode: 1, Retry: &Summary{ExitCode: ExitFailed}}, ExitFailed},
+		{"the command succeeded, a step after it failed", Summary{ExitCode: 0, AfterRunFailed: []string{"settling the quarantine"}}, ExitFailed},
+		{"the command's own failure comes first", Summary{ExitCode: 3, AfterRunFailed: []string{"x"}}, 3},
+		{"a rerun that succeeded, with a step after it failed", Summary{ExitCode: 1, Retry: &Summary{ExitCode: 0, AfterRunFailed: []string{"x"}}}, ExitFailed},
+		{"a step after the first attempt failed, the rerun is clean", Summary{ExitCode: 0, AfterRunFailed: []string{"x"}, Retry: &Summary{ExitCode: 0}}, 0},
 	}
 	for _, tc := range tests {
 		if got := tc.s.Status(); got != tc.want {
@@ -55,13 +59,13 @@ func TestSummaryStatus(t *testing.T) {
 func TestFillSummary(t *testing.T) {
 	out := outcome{
 		rep: sandbox.Report{Degraded: true, Gaps: []sandbox.Gap{{What: "network", Essential: true}, {What: "signals"}}},
-		res: sandbox.Result{Signal: syscall.SIGTERM, Killed: 2, Swept: []string{"/w/.git/hooks/x"}, Warnings: []string{"w"}},
+		res: sandbox.Result{Signal: syscall.SIGTERM, Killed: 2, Swept: []string{"/w/.git/hooks/x"}, Warnings: []string{"w"}, AfterRunFailed: []string{"a"}},
 		req: &escalate.Request{Grant: "g"}, code: 143,
 	}
 	var s Summary
 	fillSummary(&s, out)
 	want := Summary{Degraded: true, Gaps: []string{"network"}, ExitCode: 143, Signal: int(syscall.SIGTERM), Killed: 2,
-		Swept: []string{"/w/.git/hooks/x"}, Warnings: []string{"w"}, Request: out.req}
+		Swept: []string{"/w/.git/hooks/x"}, Warnings: []string{"w"}, AfterRunFailed: []string{"a"}, Request: out.req}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("fillSummary = %+v, want %+v", s, want)
 	}

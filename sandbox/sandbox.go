@@ -107,6 +107,10 @@ type Result struct {
 	Swept []string
 	// Warnings are things that went wrong after the child started.
 	Warnings []string
+	// AfterRunFailed are the steps after the run that failed (removing a
+	// path the child must not have created, say): what they should have
+	// held may not hold, so the run as a whole failed.
+	AfterRunFailed []string
 	// Denials are what the sandbox refused, as far as wrun could observe,
 	// within the bounds MaxDenials and MaxDenialPath.
 	Denials []Denial

@@ -148,6 +148,9 @@ func writeAttempt(w io.Writer, s *run.Summary) {
 	for _, warn := range s.Warnings {
 		fmt.Fprintln(w, "wrun: warning:", quote.Line(warn))
 	}
+	for _, f := range s.AfterRunFailed {
+		fmt.Fprintln(w, "wrun: FAILED after the run:", quote.Line(f))
+	}
 	if s.Request != nil {
 		for _, d := range s.Request.Denials {
 			// glibc's name-service lookups (id, ls -l, git) probe nscd

@@ -243,7 +243,7 @@ wait:
 	for _, pr := range pl.Sweep {
 		removed, err := sweep(pr)
 		if err != nil {
-			res.Warnings = append(res.Warnings, err.Error())
+			res.AfterRunFailed = append(res.AfterRunFailed, err.Error())
 		}
 		if removed {
 			res.Swept = append(res.Swept, pr.Path)
