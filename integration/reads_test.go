@@ -51,7 +51,10 @@ func TestHomeSecretsAreHidden(t *testing.T) {
 		mustWrite(t, filepath.Join(home, f), c+"\n")
 		toolFiles = append(toolFiles, filepath.Join(home, f))
 	}
-	env := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_RUNTIME_DIR=" + runtime}}
+	// The toolchains' homes are the fixture home's, whatever the test's
+	// own environment says (CI points CARGO_HOME and GOCACHE elsewhere).
+	env := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_RUNTIME_DIR=" + runtime,
+		"CARGO_HOME=" + filepath.Join(home, ".cargo"), "XDG_CONFIG_HOME=", "GOENV="}}
 
 	control := run(t, env, "sh", "-c", catAll(secrets))
 	for i := range homeSecretFiles {
