@@ -341,6 +341,11 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	// Unless asked to keep them, wrun has ended every process the command
 	// started: nothing can change what the run wrote any more.
 	for _, err := range sess.Finish(p.Finish, !cfg.KeepBackground) {
+		var n verify.Notice
+		if errors.As(err, &n) {
+			out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
+			continue
+		}
 		out.res.AfterRunFailed = append(out.res.AfterRunFailed, err.Error())
 	}
 	for i, f := range sess.Findings() {

@@ -123,7 +123,7 @@ func closeQuarantine(common, q string, held *os.File) []error {
 		// a failed Prepare.
 		return settle(root, id)
 	case errors.Is(err, syscall.EWOULDBLOCK):
-		return []error{fmt.Errorf("the git quarantine %s is still in use by processes the command left running: it stays registered as an alternate object directory, and a later wrun run in this repository moves its objects in", q)}
+		return []error{Notice(fmt.Sprintf("the git quarantine %s is still in use by processes the command left running: it stays registered as an alternate object directory, and a later wrun run in this repository moves its objects in", q))}
 	case err != nil:
 		return []error{fmt.Errorf("settling the git quarantine %s (it stays registered): %w", q, err)}
 	}
@@ -263,11 +263,11 @@ func migrate(root *os.Root, dir, algo string) (warnings []error, err error) {
 		}
 	}
 	if len(m.rejected) > 0 {
-		warnings = append(warnings, fmt.Errorf("discarded %d object(s) from the git quarantine that are not what their names say: %s", len(m.rejected), strings.Join(m.rejected, ", ")))
+		warnings = append(warnings, Notice(fmt.Sprintf("discarded %d object(s) from the git quarantine that are not what their names say: %s", len(m.rejected), strings.Join(m.rejected, ", "))))
 	}
 	if len(m.refused) > 0 {
-		warnings = append(warnings, fmt.Errorf("refused %d file(s) of the git quarantine beyond wrun's bounds (%d MiB a file, %d MiB in all, each file once): %s",
-			len(m.refused), MaxQuarantineFile>>20, MaxQuarantineTotal>>20, strings.Join(m.refused, ", ")))
+		warnings = append(warnings, Notice(fmt.Sprintf("refused %d file(s) of the git quarantine beyond wrun's bounds (%d MiB a file, %d MiB in all, each file once): %s",
+			len(m.refused), MaxQuarantineFile>>20, MaxQuarantineTotal>>20, strings.Join(m.refused, ", "))))
 	}
 	return warnings, nil
 }

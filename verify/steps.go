@@ -167,7 +167,7 @@ func (s *Session) Finish(steps []Step, ended bool) []error {
 			if !ended {
 				// Processes of the run may still write: the journal stays
 				// for the next run to check again.
-				errs = append(errs, fmt.Errorf("processes of the command may still run: the next wrun checks git metadata and start-up files again"))
+				errs = append(errs, Notice("processes of the command may still run: the next wrun checks git metadata and start-up files again"))
 			} else if st.Guard.Journal != "" {
 				os.Remove(filepath.Join(st.Guard.Journal, st.Guard.ID+".json"))
 			}
@@ -233,3 +233,10 @@ func EnsureStateRoot(dir string) error {
 	}
 	return nil
 }
+
+// Notice is what Session.Finish reports that is not a failure of the
+// step: the step did its work (discarded a forged object, left a
+// quarantine in use registered for a later run) and says so.
+type Notice string
+
+func (n Notice) Error() string { return string(n) }
