@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,7 +30,13 @@ type outFile struct {
 // that a file can be created in it, and removes a file left at path by an
 // earlier run, so that a stale request never outlives a run that was
 // denied nothing. Call it before the child starts.
-func openOutFile(path string) (*outFile, error) {
+//
+// untrusted is a directory a sandboxed command may have written (the
+// workspace): a symbolic link there, on the way to the file, may be one a
+// child planted in an earlier run, so it is refused rather than followed.
+// Links elsewhere on the way (a home directory on another disk) are the
+// user's own and followed.
+func openOutFile(path, untrusted string) (*outFile, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -38,7 +45,7 @@ func openOutFile(path string) (*outFile, error) {
 	if name == "/" || name == "." || name == ".." {
 		return nil, errors.New("not a file name")
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	dir, err := resolveTrusted(filepath.Dir(abs), untrusted)
 	if err != nil {
 		return nil, fmt.Errorf("its directory: %w", err)
 	}
@@ -70,6 +77,54 @@ func openOutFile(path string) (*outFile, error) {
 	unix.Close(tfd)
 	_ = unix.Unlinkat(fd, tmp, 0)
 	return f, nil
+}
+
+// resolveTrusted resolves dir like filepath.EvalSymlinks, one component at
+// a time, but refuses to follow a symbolic link that lies in untrusted (a
+// tree a sandboxed command may write), however that tree was reached.
+func resolveTrusted(dir, untrusted string) (string, error) {
+	var bad string
+	if untrusted != "" {
+		if u, err := filepath.EvalSymlinks(untrusted); err == nil {
+			bad = u
+		}
+	}
+	within := func(p string) bool {
+		return bad != "" && (p == bad || strings.HasPrefix(p, bad+"/") || bad == "/")
+	}
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(dir), "/"), "/")
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		if c == "" || c == "." {
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if within(cur) {
+			return "", fmt.Errorf("%s is a symbolic link inside %s, where a sandboxed command could have planted it; name the directory it leads to instead", next, bad)
+		}
+		if hops++; hops > 40 {
+			return "", errors.New("too many symbolic links")
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(strings.TrimPrefix(target, "/"), "/"), rest...)
+	}
+	return cur, nil
 }
 
 // create makes a new, empty temp file in the directory.

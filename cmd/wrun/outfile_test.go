@@ -16,7 +16,7 @@ func TestOutFileReplacesALinkAndRemovesAStaleFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := openOutFile(path)
+	f, err := openOutFile(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestOutFileRefusesWhatCannotBeWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{filepath.Join(dir, "missing", "req.json"), filepath.Join(file, "req.json"), dir} {
-		if f, err := openOutFile(p); err == nil {
+		if f, err := openOutFile(p, ""); err == nil {
 			f.close()
 			t.Errorf("openOutFile(%s) succeeded", p)
 		}
@@ -74,5 +74,52 @@ func TestExplainJSONHasNoNullLists(t *testing.T) {
 	b, _ := os.ReadFile(out.Name())
 	if strings.Contains(string(b), ":null") {
 		t.Errorf("explain --json holds a null list:\n%s", b)
+	}
+}
+
+// TestOutFileRefusesLinksInTheWorkspace: a link inside the workspace, on
+// the way to the file, is refused (a child may have planted it); a link
+// outside it is followed; and ".." after a link resolves as the kernel
+// would.
+func TestOutFileRefusesLinksInTheWorkspace(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home, elsewhere := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "elsewhere")
+	for _, d := range []string{ws, home, filepath.Join(elsewhere, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(home, filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		want string // the resolved directory; "" means refused
+	}{
+		{filepath.Join(ws, "out", "req.json"), ""},
+		{filepath.Join(ws, "req.json"), ws},
+		{filepath.Join(base, "link", "sub", "req.json"), filepath.Join(elsewhere, "sub")},
+		{filepath.Join(base, "link", "..", "home", "req.json"), home},
+	}
+	for _, tc := range tests {
+		f, err := openOutFile(tc.path, ws)
+		switch {
+		case tc.want == "" && err == nil:
+			f.close()
+			t.Errorf("%s: a link inside the workspace was followed", tc.path)
+		case tc.want != "" && err != nil:
+			t.Errorf("%s: %v", tc.path, err)
+		case tc.want != "" && f.dir.Name() != tc.want:
+			t.Errorf("%s: resolved to %s, want %s", tc.path, f.dir.Name(), tc.want)
+		}
+		if err == nil {
+			f.close()
+		}
 	}
 }

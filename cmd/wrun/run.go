@@ -35,7 +35,11 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	var escFile *outFile
 	if rf.escalationFile != "" {
 		var err error
-		if escFile, err = openOutFile(rf.escalationFile); err != nil {
+		ws := pf.workdir
+		if ws == "" {
+			ws, _ = os.Getwd()
+		}
+		if escFile, err = openOutFile(rf.escalationFile, ws); err != nil {
 			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
 			if pf.json {
 				writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
