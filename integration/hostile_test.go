@@ -110,8 +110,12 @@ func TestStaleEscalationFileIsRemoved(t *testing.T) {
 // TestUnwritableEscalationFileIsRefusedFirst: an escalation file that
 // cannot be written is refused with exit 125 before the command runs.
 func TestUnwritableEscalationFileIsRefusedFirst(t *testing.T) {
-	escapeAttempt(t)
 	requireABI(t, 3)
+	if os.Geteuid() != 0 {
+		escapeSkipped(t, 1, "runs wrun as nobody, which needs root to arrange")
+		t.Skip("runs wrun as nobody, which needs root to arrange")
+	}
+	escapeAttempt(t)
 	ws := workspace(t)
 	marker := filepath.Join(ws, "ran")
 	ro := workspace(t) // owned by root, 0755: nobody cannot create in it
