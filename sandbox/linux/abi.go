@@ -442,7 +442,8 @@ func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp boo
 		out = append(out, "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): NOT limited on this kernel (see below)")
 	}
 	if seccomp {
-		out = append(out, "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX")
+		out = append(out, "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX",
+			"refused by argument: new user namespaces (unshare/clone with CLONE_NEWUSER, setns), prlimit on another process, setuid and setgid mode bits")
 	}
 	return out
 }

@@ -331,6 +331,7 @@ func TestLandlockNetworkIPC(t *testing.T) {
 		unixClosed    = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable"
 		unixOpen      = "UNIX sockets outside the sandbox: reachable (desktop=on)"
 		refused       = "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX"
+		byArgument    = "refused by argument: new user namespaces (unshare/clone with CLONE_NEWUSER, setns), prlimit on another process, setuid and setgid mode bits"
 	)
 	off, on := policy.Network{}, policy.Network{Allow: true}
 	desktop := policy.IPC{AbstractUnixOutside: true, PathUnixOutside: true}
@@ -342,10 +343,10 @@ func TestLandlockNetworkIPC(t *testing.T) {
 		seccomp bool
 		want    []string
 	}{
-		{"ABI 7", landlockKernel{7, errataFixed}, off, policy.IPC{}, true, []string{tcpAndSeccomp, signals, unixClosed, refused}},
-		{"ABI 7, network, desktop", landlockKernel{7, errataFixed}, on, desktop, true, []string{"network: allowed", signals, unixOpen, refused}},
-		{"ABI 3", landlockKernel{3, errataFixed}, off, policy.IPC{}, true, []string{seccompOnly, noSignals, unixClosed, refused}},
-		{"ABI 6 without the fix", landlockKernel{6, 0}, off, policy.IPC{}, true, []string{tcpAndSeccomp, noSignals, unixClosed, refused}},
+		{"ABI 7", landlockKernel{7, errataFixed}, off, policy.IPC{}, true, []string{tcpAndSeccomp, signals, unixClosed, refused, byArgument}},
+		{"ABI 7, network, desktop", landlockKernel{7, errataFixed}, on, desktop, true, []string{"network: allowed", signals, unixOpen, refused, byArgument}},
+		{"ABI 3", landlockKernel{3, errataFixed}, off, policy.IPC{}, true, []string{seccompOnly, noSignals, unixClosed, refused, byArgument}},
+		{"ABI 6 without the fix", landlockKernel{6, 0}, off, policy.IPC{}, true, []string{tcpAndSeccomp, noSignals, unixClosed, refused, byArgument}},
 		{"ABI 9 without seccomp", landlockKernel{9, errataFixed}, off, policy.IPC{}, false,
 			[]string{"network: off: TCP bind and connect are refused (Landlock)", signals, unixClosed}},
 		{"ABI 7 without seccomp", landlockKernel{7, errataFixed}, off, policy.IPC{}, false,

@@ -175,8 +175,13 @@ func (pl *Plan) Summary() string {
 	if pl.Features.Seccomp {
 		parts = append(parts, "seccomp filter")
 	}
-	if len(pl.Mounts) > 0 {
-		parts = append(parts, "private mount namespace")
+	switch {
+	case pl.stage && pl.viaUserNS:
+		parts = append(parts, "the stage: PID, IPC and mount namespaces in a user namespace (a read-only view, writable paths bound back)")
+	case pl.stage:
+		parts = append(parts, "the stage: PID, IPC and mount namespaces (a read-only view, writable paths bound back)")
+	default:
+		parts = append(parts, "no namespaces (SysV and POSIX IPC refused; see the notes)")
 	}
 	if pl.DropCaps {
 		parts = append(parts, "root capabilities dropped")
