@@ -192,7 +192,7 @@ func approvalPrompt(req *escalate.Request) string {
 			line("y grants %s (%s)", quote.Words(w.Args()), strings.Join(w.Approved, ", "))
 		}
 	}
-	b.WriteString("Approve the narrowest alternative of each (y), the ones listed (ids, comma-separated), or deny (n)? ")
+	b.WriteString("Approve the narrowest safe widening of each (y; never a shared cache or protected path), the ones listed (ids, comma-separated), or deny (n)? ")
 	return b.String()
 }
 
