@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestRun(t *testing.T) {
 	denied := sandbox.Result{ExitCode: 1, Observed: true, Denials: []sandbox.Denial{{
 		Op: "create", Path: filepath.Join(ws, "out.txt"), Right: "make_reg", Exact: true, Count: 1, Program: "touch",
 	}}}
-	approveAll := func(*escalate.Request) (escalate.Decision, error) {
+	approveAll := func(context.Context, *escalate.Request) (escalate.Decision, error) {
 		return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, nil
 	}
 	tests := []struct {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -170,8 +171,15 @@ func Run(cfg Config) (Summary, error) {
 	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report {
 		return sum, nil
 	}
-	d, w := decide(out.req, cfg.Approver, b.Ceiling)
+	d, w, sig := decideInterruptible(out.req, cfg.Approver, b.Ceiling, sigs)
 	sum.Decision = d
+	if sig != 0 {
+		// Told to stop while the approver thought: the approver's group
+		// is gone; wrun ends as the signal asks.
+		sum.ExitCode = 128 + int(sig)
+		sum.Error = fmt.Sprintf("stopped by signal %d (%s) while waiting for the approver", int(sig), sig)
+		return sum, errors.New(sum.Error)
+	}
 	call2(cfg.Hooks.Decided, out.req, d)
 	if !d.Approved || cfg.OnDenial != Retry || w == nil || !w.Widens(g) {
 		return sum, nil
@@ -193,6 +201,42 @@ func Run(cfg Config) (Summary, error) {
 		call1(cfg.Hooks.Ran, &rs)
 	}
 	return sum, nil
+}
+
+// decideInterruptible is decide with the signals wrun catches watched:
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT while the approver thinks end the
+// wait at once (the approver is told through its context) and are
+// returned; SIGUSR1 and SIGUSR2 are ignored then, as there is no child to
+// forward them to.
+func decideInterruptible(req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sigs <-chan os.Signal) (*DecisionSummary, *escalate.Widening, syscall.Signal) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var got syscall.Signal
+	stop, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			case s := <-sigs:
+				ss, ok := s.(syscall.Signal)
+				if !ok || ss == syscall.SIGUSR1 || ss == syscall.SIGUSR2 {
+					continue
+				}
+				got = ss
+				cancel(fmt.Errorf("wrun got %s", ss))
+				return
+			}
+		}
+	}()
+	d, w := decide(ctx, req, approve, ceiling)
+	close(stop)
+	<-watched
+	if got != 0 {
+		return d, nil, got
+	}
+	return d, w, 0
 }
 
 func orFile(f, def *os.File) *os.File {

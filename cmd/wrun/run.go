@@ -15,15 +15,16 @@ import (
 
 // runFlags are the flags only a run has.
 type runFlags struct {
-	keepBackground bool
-	noObserve      bool
-	escalationFile string
-	onDenial       string
-	approver       string
-	ceiling        string
-	retrySafe      bool
-	verbose        bool
-	killAfter      time.Duration
+	keepBackground  bool
+	noObserve       bool
+	escalationFile  string
+	onDenial        string
+	approver        string
+	approverTimeout time.Duration
+	ceiling         string
+	retrySafe       bool
+	verbose         bool
+	killAfter       time.Duration
 }
 
 // runCommand runs argv with run.Run and says what happened: human lines on
@@ -67,7 +68,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Hooks:          hooks(pf.json, escFile, stderr),
 	}
 	if rf.approver != "" {
-		cfg.Approver = run.CommandApprover(rf.approver, stderr)
+		cfg.Approver = run.CommandApprover(rf.approver, rf.approverTimeout, stderr)
 	}
 	if rf.verbose && !pf.json {
 		ran := cfg.Hooks.Ran
