@@ -340,13 +340,26 @@ func terminalDecision(line string) (escalate.Decision, error) {
 }
 
 // ConfirmOnTerminal asks on the controlling terminal whether a command not
-// marked retry-safe may run again; without a terminal the answer is no.
+// marked retry-safe may run again (or, when a route was approved, whether
+// the route's commands may run); without a terminal the answer is no.
 func ConfirmOnTerminal(argv []string, w *escalate.Widening) bool {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return false
 	}
 	defer tty.Close()
+	for _, r := range w.Routes {
+		if len(r.Commands) > 0 {
+			var lines []string
+			for _, c := range r.Commands {
+				lines = append(lines, quote.Words(c))
+			}
+			fmt.Fprintf(tty, "Run route %s instead of %s: %s? The command already ran once. [y/N] ", quote.Word(r.ID), quote.Words(argv), strings.Join(lines, "; then "))
+			line, _ := bufio.NewReader(tty).ReadString('\n')
+			line = strings.TrimSpace(line)
+			return line == "y" || line == "yes"
+		}
+	}
 	fmt.Fprintf(tty, "Rerun %s with %s? It already ran once. [y/N] ", quote.Words(argv), quote.Words(w.Args()))
 	line, _ := bufio.NewReader(tty).ReadString('\n')
 	line = strings.TrimSpace(line)
