@@ -197,3 +197,113 @@ func TestSignalEndsTheWaitForTheApprover(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyApprovalLeavesTheSharedCache: an approval naming no
+// alternative does not open cargo's registry; naming the id does.
+func TestEmptyApprovalLeavesTheSharedCache(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	home := workspace(t)
+	reg := filepath.Join(home, ".cargo", "registry")
+	if err := os.MkdirAll(reg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "CARGO_HOME=" + filepath.Join(home, ".cargo")}}
+	target := filepath.Join(reg, "x")
+	for _, answer := range []string{`{"decision": "approve"}`, `{"decision": "approve", "alternatives": []}`} {
+		s, req, r := runJSON(t, o, "--grant", "verify", "--on-denial=retry", "--retry-safe", "--approver", "cat >/dev/null; echo '"+answer+"'", "--", "sh", "-c", "echo x > "+target)
+		if req == nil || len(req.Denials) != 1 {
+			t.Fatalf("%s: want one denial:\n%s", answer, r)
+		}
+		if s.Decision == nil || s.Decision.Approved || s.Retry != nil || exists(target) || r.code == 0 {
+			t.Errorf("%s widened to the shared cache:\n%s", answer, r)
+		}
+	}
+	// Control: named by id, the cache is approved and the retry writes it.
+	s, _, r := runJSON(t, o, "--grant", "verify", "--on-denial=retry", "--retry-safe", "--approver",
+		`cat >/dev/null; echo '{"decision": "approve", "alternatives": ["d1.allow-write-cache"]}'`, "--", "sh", "-c", "echo x > "+target)
+	if s.Decision == nil || !s.Decision.Approved || s.Retry == nil || r.code != 0 || !exists(target) {
+		t.Errorf("control: the named cache alternative was not approved and applied:\n%s", r)
+	}
+}
+
+// TestApprovedRouteRunsOnRetry: under --on-denial=retry an approved route
+// runs its commands; the top-level exit_code is the last attempt's, and
+// every attempt is listed.
+func TestApprovedRouteRunsOnRetry(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	bin := workspace(t)
+	cargo := filepath.Join(bin, "cargo")
+	// A stand-in for cargo: it builds into CARGO_TARGET_DIR when set, else
+	// into the workspace.
+	mustWrite(t, cargo, "#!/bin/sh\nif [ -n \"$CARGO_TARGET_DIR\" ]; then mkdir -p \"$CARGO_TARGET_DIR\" && echo ROUTE-RAN; exit 0; fi\nmkdir target\n")
+	if err := os.Chmod(cargo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	approve := func(id string) string {
+		return `cat >/dev/null; echo '{"decision": "approve", "alternatives": ["` + id + `"]}'`
+	}
+	type withAttempts struct {
+		summary
+		Attempts []struct {
+			Command  []string `json:"command"`
+			Route    string   `json:"route"`
+			ExitCode int      `json:"exit_code"`
+		} `json:"attempts"`
+	}
+	var s withAttempts
+	parse := func(r result) {
+		s = withAttempts{}
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+			t.Fatalf("%v\n%s", err, r)
+		}
+	}
+	// Control: without approval the stand-in fails on the read-only
+	// workspace.
+	r := wrun(t, runOpts{dir: ws}, "--json", "--grant", "inspect", "--", cargo, "build")
+	parse(r)
+	if r.code == 0 || s.ExitCode != r.code || strings.Contains(r.stdout, "ROUTE-RAN") {
+		t.Fatalf("control:\n%s", r)
+	}
+	r = wrun(t, runOpts{dir: ws}, "--json", "--grant", "inspect", "--on-denial=retry", "--retry-safe", "--approver", approve("d1.cargo-target-dir"), "--", cargo, "build")
+	parse(r)
+	if r.code != 0 || !strings.Contains(r.stdout, "ROUTE-RAN") || s.Decision == nil || !s.Decision.Retried {
+		t.Fatalf("the approved route did not run:\n%s", r)
+	}
+	if s.ExitCode != 0 || s.Retry == nil || s.Retry.ExitCode != 0 {
+		t.Errorf("exit_code %d, want wrun's own 0\n%s", s.ExitCode, r)
+	}
+	if len(s.Attempts) != 2 || s.Attempts[0].ExitCode == 0 || s.Attempts[1].Route != "d1.cargo-target-dir" || s.Attempts[1].ExitCode != 0 {
+		t.Errorf("attempts %+v", s.Attempts)
+	}
+	// A route that names no command cannot be run: nothing reruns.
+	r = wrun(t, runOpts{dir: ws}, "--json", "--grant", "inspect", "--on-denial=retry", "--retry-safe", "--approver", approve("d1.use-tmpdir"), "--", cargo, "build")
+	parse(r)
+	if r.code == 0 || s.Retry != nil || !strings.Contains(r.stderr, "cannot be run automatically") {
+		t.Errorf("a route without commands:\n%s", r)
+	}
+}
+
+// TestRetryExitCodeIsTheLastAttempts: after a retry wrun exits with the
+// rerun's status, and --json's top-level exit_code says the same.
+func TestRetryExitCodeIsTheLastAttempts(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	target := filepath.Join(workspace(t), "out")
+	approver := `cat >/dev/null; echo '{"decision": "approve"}'`
+	script := "echo ok > " + target + " || exit 1; exit 3"
+	// Control: the first attempt alone is denied and exits 1.
+	s, _, r := runJSON(t, runOpts{dir: ws}, "--", "sh", "-c", script)
+	if r.code != 1 || s.ExitCode != 1 {
+		t.Fatalf("control: %s", r)
+	}
+	s, _, r = runJSON(t, runOpts{dir: ws}, "--on-denial=retry", "--retry-safe", "--approver", approver, "--", "sh", "-c", script)
+	if s.Retry == nil || s.Retry.ExitCode != 3 {
+		t.Fatalf("want a retry that exits 3:\n%s", r)
+	}
+	if r.code != 3 || s.ExitCode != 3 {
+		t.Errorf("wrun exited %d, exit_code %d; want the last attempt's 3\n%s", r.code, s.ExitCode, r)
+	}
+}

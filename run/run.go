@@ -114,7 +114,10 @@ type DecisionSummary struct {
 	IDs   []string `json:"alternatives,omitempty"`
 	Scope string   `json:"scope,omitempty"`
 	// Routes describe approved alternatives that widen nothing.
-	Routes  []string `json:"routes,omitempty"`
+	Routes []string `json:"routes,omitempty"`
+	// NotRun says, under Retry, which approved routes could not be run
+	// and why.
+	NotRun  []string `json:"not_run,omitempty"`
 	Retried bool     `json:"retried"`
 }
 
@@ -205,6 +208,7 @@ func Run(cfg Config) (Summary, error) {
 		return sum, nil
 	}
 	steps, notes := retrySteps(w, g, cfg.Argv, b.Ceiling)
+	d.NotRun = notes
 	for _, n := range notes {
 		call1(cfg.Hooks.Note, n)
 	}
