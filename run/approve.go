@@ -253,7 +253,7 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 
 // TerminalApprover shows the denials and their alternatives on the
 // controlling terminal (/dev/tty) and reads the answer there: y approves
-// the narrowest alternative of each denial, a comma-separated list of ids
+// what an approval naming nothing approves (escalate.Narrowest), a comma-separated list of ids
 // approves those, anything else denies. Without a terminal it denies.
 //
 // Everything the child chose (paths, addresses) is shown quoted
