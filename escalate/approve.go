@@ -68,8 +68,8 @@ const (
 // Decision is an approver's answer to a request.
 type Decision struct {
 	Decision string `json:"decision"`
-	// Alternatives are the approved alternatives' ids; none means the
-	// narrowest widening alternative of each denial.
+	// Alternatives are the approved alternatives' ids; none means
+	// Narrowest: the narrowest safe widening of each denial.
 	Alternatives []string `json:"alternatives,omitempty"`
 	// Scope is ScopeRun (this retry only) or ScopeSession (the caller may
 	// remember it for later runs of the session).
@@ -221,14 +221,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 	}
 	chosen := d.Alternatives
 	if len(chosen) == 0 {
-		for _, den := range req.Denials {
-			for _, alt := range den.Alternatives {
-				if alt.Kind == KindAllowWrite || alt.Kind == KindGrant {
-					chosen = append(chosen, alt.ID)
-					break
-				}
-			}
-		}
+		chosen = Narrowest(req, ceiling)
 	}
 	resolved := map[string]bool{}
 	var exceeded []string
@@ -301,4 +294,87 @@ func widen(a, b grant.Grant) grant.Grant {
 	out := a.Union(b)
 	out.Tools = a.Tools
 	return out
+}
+
+// Narrowest is what an approval naming no alternative approves: for each
+// denial, its narrowest widening (--allow-write or --grant) that is within
+// the ceiling and is not sensitive (see Sensitive). A denial whose every
+// widening is sensitive gets none: approving it takes naming the id. Routes
+// and asking the parent widen nothing and are approved only by id.
+func Narrowest(req *Request, ceiling Ceiling) []string {
+	cur, err := grant.Parse(req.Grant)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, den := range req.Denials {
+		for _, alt := range den.Alternatives {
+			if (alt.Kind == KindAllowWrite || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
+				out = append(out, alt.ID)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// withinCeiling reports whether the widening alt is inside the ceiling, as
+// Approve checks it.
+func withinCeiling(req *Request, cur grant.Grant, alt Alternative, ceiling Ceiling) bool {
+	if len(alt.Args) != 2 {
+		return false
+	}
+	switch alt.Args[0] {
+	case "--allow-write":
+		field := map[string]string{"shell": "full"}
+		if policy.Within(filepath.Clean(alt.Args[1]), req.Workdir) {
+			field = map[string]string{"files": "write"}
+		}
+		return len(widening(cur, applySet(cur, field), ceiling.Grant)) == 0
+	case "--grant":
+		g, err := grant.Parse(alt.Args[1])
+		return err == nil && len(widening(cur, widen(cur, g), ceiling.Grant)) == 0
+	}
+	return false
+}
+
+// sensitiveRules are the rules whose denials guard what a later run
+// outside the sandbox trusts: a tool cache shared between runs, a
+// protected path (a repository's config and hooks, start-up files), a
+// hidden one.
+var sensitiveRules = []string{"tool-cache", "protected", "protected-ancestor", "hidden", "hidden-ancestor"}
+
+// Sensitive reports whether alt, offered for den in req, would let the
+// sandbox write what a later run trusts: a shared tool cache, a start-up
+// file or another protected path. It judges from the request alone:
+//   - any widening of a denial withheld by one of those (tool-cache,
+//     protected, hidden and their -ancestor forms);
+//   - a --grant that raises shell to full, which makes the user's tool
+//     caches writable;
+//   - an --allow-write whose path contains, or lies in, a path any denial
+//     of req names as such a guard (withheld_by.path).
+func Sensitive(req *Request, den DeniedAct, alt Alternative) bool {
+	if slices.Contains(sensitiveRules, den.WithheldBy.Rule) {
+		return true
+	}
+	switch {
+	case len(alt.Args) == 2 && alt.Args[0] == "--grant":
+		g, err := grant.Parse(alt.Args[1])
+		if err != nil {
+			return true
+		}
+		cur, err := grant.Parse(req.Grant)
+		if err != nil || g.Shell == grant.ShellFull && cur.Shell != grant.ShellFull {
+			return true
+		}
+	case len(alt.Args) == 2 && alt.Args[0] == "--allow-write":
+		p := filepath.Clean(alt.Args[1])
+		for _, o := range req.Denials {
+			gp := o.WithheldBy.Path
+			if gp != "" && slices.Contains(sensitiveRules, o.WithheldBy.Rule) && (policy.Within(gp, p) || policy.Within(p, gp)) {
+				return true
+			}
+		}
+	}
+	return false
 }

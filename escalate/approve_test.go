@@ -87,9 +87,19 @@ func TestApprove(t *testing.T) {
 		unresolved []string
 		err        string
 	}{
-		{name: "default: the narrowest widening of each denial", spec: "verify,network=off", ceiling: defaultCeiling,
+		// The shared cache (d1) and the hook (d3) are approved only by id.
+		{name: "default: the narrowest safe widening of each denial", spec: "verify,network=off", ceiling: defaultCeiling,
 			decision: `{"decision": "approve"}`,
-			grant:    "verify", allow: []string{home + "/.cargo/registry", ws + "/src/main.rs"}, unresolved: []string{"d3"}},
+			grant:    "verify", allow: []string{ws + "/src/main.rs"}, unresolved: []string{"d1", "d3"}},
+		{name: "empty alternatives: the same as omitted", spec: "verify,network=off", ceiling: defaultCeiling,
+			decision: `{"decision": "approve", "alternatives": []}`,
+			grant:    "verify", allow: []string{ws + "/src/main.rs"}, unresolved: []string{"d1", "d3"}},
+		{name: "default: only what is inside the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: CeilingFlag},
+			decision: `{"decision": "approve"}`,
+			grant:    "verify,network=off", unresolved: []string{"d1", "d2", "d3", "d4"}},
+		{name: "the shared cache, named", spec: "verify,network=off", ceiling: defaultCeiling,
+			decision: `{"decision": "approve", "alternatives": ["d1.allow-write-cache", "d4.allow-write"]}`,
+			grant:    "verify,network=off", allow: []string{home + "/.cargo/registry", ws + "/src/main.rs"}, unresolved: []string{"d2", "d3"}},
 		{name: "one path", spec: "verify,network=off", ceiling: defaultCeiling,
 			decision: `{"decision": "approve", "alternatives": ["d1.allow-write-cache"]}`,
 			grant:    "verify,network=off", allow: []string{home + "/.cargo/registry"}, unresolved: []string{"d2", "d3", "d4"}},
@@ -233,4 +243,91 @@ func mustGrant(t testing.TB, spec string) grant.Grant {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// TestNarrowestNeverTakesWhatLaterRunsTrust: an approval naming nothing
+// approves, per denial, the narrowest widening inside the ceiling, and
+// never a write to a shared cache, a start-up file or a protected path.
+func TestNarrowestNeverTakesWhatLaterRunsTrust(t *testing.T) {
+	ceiling := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	tests := []struct {
+		name    string
+		argv    []string
+		denials []sandbox.Denial
+		want    []string
+	}{
+		{name: "a source file: the file itself", argv: []string{"sh"},
+			denials: []sandbox.Denial{{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true}},
+			want:    []string{"d1.allow-write"}},
+		{name: "outside the workspace: the directory", argv: []string{"sh"},
+			denials: []sandbox.Denial{{Op: OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true}},
+			want:    []string{"d1.allow-write"}},
+		{name: "cargo's registry: nothing", argv: []string{"cargo", "build"},
+			denials: []sandbox.Denial{{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}}},
+		{name: "the Go build cache: nothing", argv: []string{"go", "build"},
+			denials: []sandbox.Denial{{Op: OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg", Exact: true}}},
+		{name: "a start-up file: nothing", argv: []string{"sh"},
+			denials: []sandbox.Denial{{Op: OpOpen, Path: home + "/.bashrc", Right: "write_file", Exact: true}}},
+		{name: "a hook: nothing", argv: []string{"sh"},
+			denials: []sandbox.Denial{{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}}},
+		{name: "a cache beside a safe write: only the safe one", argv: []string{"cargo", "build"},
+			denials: []sandbox.Denial{
+				{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+				{Op: OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true},
+			},
+			want: []string{"d2.allow-write"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := analyzer(t, "verify", Facts{Argv: tc.argv, Ceiling: &ceiling})
+			req := mustRequest(t, a, runEnd, tc.denials)
+			got := Narrowest(req, ceiling)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Narrowest = %q, want %q", got, tc.want)
+			}
+			for _, empty := range []string{`{"decision": "approve"}`, `{"decision": "approve", "alternatives": []}`} {
+				d, _ := ParseDecision([]byte(empty))
+				w, err := Approve(req, d, ceiling)
+				if err != nil {
+					t.Fatalf("Approve(%s): %v", empty, err)
+				}
+				if !slices.Equal(w.Approved, tc.want) {
+					t.Errorf("Approve(%s) approved %q, want %q", empty, w.Approved, tc.want)
+				}
+				if w.Grant.Shell == grant.ShellFull {
+					t.Errorf("Approve(%s) raised shell to full (the tool caches): %s", empty, w.Grant)
+				}
+				for _, p := range w.AllowWrite {
+					if policy.Within(p, home+"/.cargo") || policy.Within(p, home+"/.cache") || policy.Within(p, ws+"/.git") || p == home+"/.bashrc" {
+						t.Errorf("Approve(%s) allowed a write to %s", empty, p)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSensitive(t *testing.T) {
+	req := &Request{Grant: "verify", Denials: []DeniedAct{
+		{ID: "d1", WithheldBy: WithheldBy{Rule: "tool-cache", Path: home + "/.cargo"}},
+		{ID: "d2", WithheldBy: WithheldBy{Rule: "outside-scope"}},
+	}}
+	tests := []struct {
+		den  int
+		alt  Alternative
+		want bool
+	}{
+		{0, Alternative{Kind: KindAllowWrite, Args: []string{"--allow-write", home + "/.cargo/registry"}}, true},
+		{1, Alternative{Kind: KindAllowWrite, Args: []string{"--allow-write", "/opt/tool"}}, false},
+		{1, Alternative{Kind: KindAllowWrite, Args: []string{"--allow-write", home + "/.cargo/bin"}}, true},
+		{1, Alternative{Kind: KindAllowWrite, Args: []string{"--allow-write", home}}, true},
+		{1, Alternative{Kind: KindGrant, Args: []string{"--grant", "verify,network=on"}}, false},
+		{1, Alternative{Kind: KindGrant, Args: []string{"--grant", "full"}}, true},
+		{1, Alternative{Kind: KindGrant, Args: []string{"--grant", "nonsense"}}, true},
+	}
+	for _, tc := range tests {
+		if got := Sensitive(req, req.Denials[tc.den], tc.alt); got != tc.want {
+			t.Errorf("Sensitive(%s, %q) = %v, want %v", req.Denials[tc.den].ID, tc.alt.Args, got, tc.want)
+		}
+	}
 }

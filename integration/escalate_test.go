@@ -184,7 +184,7 @@ func TestApproverWidensAndTheRetrySucceeds(t *testing.T) {
 	if req == nil || s.Decision == nil || !s.Decision.Approved || !s.Decision.Retried || s.Retry == nil {
 		t.Fatalf("want an approved retry:\n%s", r)
 	}
-	if r.code != 0 || s.Retry.ExitCode != 0 || mustRead(t, target) != "ok\n" {
+	if r.code != 0 || s.Retry.ExitCode != 0 || s.ExitCode != 0 || mustRead(t, target) != "ok\n" {
 		t.Fatalf("the retry did not succeed: exit %d\n%s", r.code, r)
 	}
 	if err := validateRequest([]byte(mustRead(t, log))); err != nil {

@@ -18,13 +18,13 @@ import (
 	"github.com/wrun-dev/wrun/internal/quote"
 )
 
-// ApproverTimeout bounds how long a CommandApprover may think.
-const ApproverTimeout = 10 * time.Minute
-
 // Approver answers an escalation request with a decision. An error is a
 // denial; its message says why. Whatever it decides, escalate.Approve
 // checks the decision against the ceiling before anything is widened.
-type Approver func(req *escalate.Request) (escalate.Decision, error)
+//
+// ctx ends when wrun is told to stop waiting (SIGINT, SIGTERM, SIGHUP,
+// SIGQUIT while it waits): the approver must then return at once.
+type Approver func(ctx context.Context, req *escalate.Request) (escalate.Decision, error)
 
 // Confirmer says whether a command that already ran once (and is not
 // marked retry-safe) may run again with the approved widening.
@@ -39,14 +39,14 @@ type Confirmer func(argv []string, w *escalate.Widening) bool
 // would really open, not a link the child planted on the way to it. Every
 // process of the child has ended by then (unless --keep-background), so
 // what is approved is what the retry gets.
-func decide(req *escalate.Request, approve Approver, ceiling escalate.Ceiling) (*DecisionSummary, *escalate.Widening) {
+func decide(ctx context.Context, req *escalate.Request, approve Approver, ceiling escalate.Ceiling) (*DecisionSummary, *escalate.Widening) {
 	ds := &DecisionSummary{}
 	if approve == nil {
 		ds.Reason = "no approver to ask"
 		return ds, nil
 	}
 	req, _ = resolved(req)
-	d, err := approve(req)
+	d, err := approve(ctx, req)
 	if err != nil {
 		ds.Reason = err.Error()
 		return ds, nil
@@ -93,32 +93,149 @@ func resolved(req *escalate.Request) (*escalate.Request, map[string]string) {
 	return &out, was
 }
 
+// DefaultApproverTimeout is how long a CommandApprover may think unless
+// told otherwise (--approver-timeout).
+const DefaultApproverTimeout = 5 * time.Minute
+
+// approverGrace is how long, once the approver has exited, wrun waits for
+// its stdout to close (a background child may hold it), and once its
+// stdout has closed, for it to exit. Then its process group is killed.
+const approverGrace = 500 * time.Millisecond
+
 // CommandApprover runs command (with sh -c) with the request as JSON on its
 // stdin and reads its decision from its stdout (see
 // escalate.ParseDecision); the command's stderr goes to stderr. Anything
-// but a well-formed decision within ApproverTimeout is a denial.
-func CommandApprover(command string, stderr io.Writer) Approver {
-	return func(req *escalate.Request) (escalate.Decision, error) {
+// but a well-formed decision within timeout (DefaultApproverTimeout when
+// 0) is a denial.
+//
+// The approver runs in a process group of its own, and wrun never waits
+// on anything the approver left behind: once the approver has exited (or
+// closed its stdout) wrun waits approverGrace for the other, then kills the
+// group. At the timeout, or when ctx ends (a signal to wrun), the group is
+// killed at once.
+func CommandApprover(command string, timeout time.Duration, stderr io.Writer) Approver {
+	if timeout <= 0 {
+		timeout = DefaultApproverTimeout
+	}
+	return func(ctx context.Context, req *escalate.Request) (escalate.Decision, error) {
 		b, err := req.JSON()
 		if err != nil {
 			return escalate.Decision{}, fmt.Errorf("encoding the request for approver %q: %w", command, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), ApproverTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "sh", "-c", command)
-		cmd.Stdin = bytes.NewReader(b)
-		var out bytes.Buffer
-		cmd.Stdout = &limitedBuffer{buf: &out, max: 1 << 20}
-		cmd.Stderr = stderr
-		if err := cmd.Run(); err != nil {
-			return escalate.Decision{}, fmt.Errorf("approver %q failed: %w", command, err)
+		out, err := runApprover(ctx, command, b, timeout, stderr)
+		if err != nil {
+			return escalate.Decision{}, fmt.Errorf("approver %q: %w", command, err)
 		}
-		d, err := escalate.ParseDecision(out.Bytes())
+		d, err := escalate.ParseDecision(out)
 		if err != nil {
 			return escalate.Decision{}, fmt.Errorf("approver %q: %w", command, err)
 		}
 		return d, nil
 	}
+}
+
+// runApprover runs command in its own process group with in on its stdin
+// and returns what it wrote on stdout. Every pipe is wrun's own (no
+// goroutine of os/exec waits on a pipe a background child may hold).
+func runApprover(ctx context.Context, command string, in []byte, timeout time.Duration, stderr io.Writer) ([]byte, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	defer outR.Close()
+	errW, ok := stderr.(*os.File)
+	if !ok {
+		r, w, err := os.Pipe()
+		if err != nil {
+			inR.Close()
+			inW.Close()
+			outW.Close()
+			return nil, err
+		}
+		go func() { _, _ = io.Copy(stderr, r); r.Close() }()
+		errW = w
+		defer w.Close()
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = newProcessGroup()
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		return nil, fmt.Errorf("starting: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	killGroup := func() { killProcessGroup(pgid) }
+	go func() { _, _ = inW.Write(in); inW.Close() }()
+
+	var buf bytes.Buffer
+	lb := &limitedBuffer{buf: &buf, max: 1 << 20}
+	readDone := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(lb, outR)
+		readDone <- err
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var grace <-chan time.Time
+	var waitErr, readErr error
+	gotExit, gotEOF := false, false
+	for !gotExit || !gotEOF {
+		select {
+		case <-ctx.Done():
+			killGroup()
+			return nil, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		case <-timer.C:
+			killGroup()
+			return nil, fmt.Errorf("no decision within %s (--approver-timeout); its process group was killed", timeout)
+		case waitErr = <-exited:
+			gotExit = true
+			if grace == nil {
+				grace = time.After(approverGrace)
+			}
+		case readErr = <-readDone:
+			gotEOF = true
+			if grace == nil {
+				grace = time.After(approverGrace)
+			}
+		case <-grace:
+			// The approver exited with its stdout still held by a child
+			// of its, or closed stdout and lingers: what it said is said.
+			killGroup()
+			if !gotEOF {
+				outR.Close() // unblocks the copy, whoever still holds the pipe
+				readErr = <-readDone
+				gotEOF = true
+				if readErr != nil && errors.Is(readErr, os.ErrClosed) {
+					readErr = nil
+				}
+			}
+			if !gotExit {
+				waitErr = <-exited
+				gotExit = true
+				waitErr = nil // killed by wrun after it answered
+			}
+		}
+	}
+	killGroup() // whatever it left behind
+	if waitErr != nil {
+		return nil, fmt.Errorf("failed: %w", waitErr)
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	return buf.Bytes(), nil
 }
 
 // limitedBuffer is a bytes.Buffer that refuses to grow beyond max bytes.
@@ -136,7 +253,7 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 
 // TerminalApprover shows the denials and their alternatives on the
 // controlling terminal (/dev/tty) and reads the answer there: y approves
-// the narrowest alternative of each denial, a comma-separated list of ids
+// what an approval naming nothing approves (escalate.Narrowest), a comma-separated list of ids
 // approves those, anything else denies. Without a terminal it denies.
 //
 // Everything the child chose (paths, addresses) is shown quoted
@@ -145,15 +262,25 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // alternative, and y, would grant, with their paths resolved as decide
 // resolves them.
 func TerminalApprover() Approver {
-	return func(req *escalate.Request) (escalate.Decision, error) {
+	return func(ctx context.Context, req *escalate.Request) (escalate.Decision, error) {
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {
 			return escalate.Decision{}, errors.New("no --approver and no terminal to ask on")
 		}
-		defer tty.Close()
 		_, _ = io.WriteString(tty, approvalPrompt(req))
-		line, _ := bufio.NewReader(tty).ReadString('\n')
-		return terminalDecision(line)
+		answer := make(chan string, 1)
+		go func() {
+			line, _ := bufio.NewReader(tty).ReadString('\n')
+			answer <- line
+		}()
+		select {
+		case line := <-answer:
+			tty.Close()
+			return terminalDecision(line)
+		case <-ctx.Done():
+			// The read goroutine ends with the process.
+			return escalate.Decision{}, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		}
 	}
 }
 
@@ -192,7 +319,7 @@ func approvalPrompt(req *escalate.Request) string {
 			line("y grants %s (%s)", quote.Words(w.Args()), strings.Join(w.Approved, ", "))
 		}
 	}
-	b.WriteString("Approve the narrowest alternative of each (y), the ones listed (ids, comma-separated), or deny (n)? ")
+	b.WriteString("Approve the narrowest safe widening of each (y; never a shared cache or protected path), the ones listed (ids, comma-separated), or deny (n)? ")
 	return b.String()
 }
 
@@ -213,13 +340,26 @@ func terminalDecision(line string) (escalate.Decision, error) {
 }
 
 // ConfirmOnTerminal asks on the controlling terminal whether a command not
-// marked retry-safe may run again; without a terminal the answer is no.
+// marked retry-safe may run again (or, when a route was approved, whether
+// the route's commands may run); without a terminal the answer is no.
 func ConfirmOnTerminal(argv []string, w *escalate.Widening) bool {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return false
 	}
 	defer tty.Close()
+	for _, r := range w.Routes {
+		if len(r.Commands) > 0 {
+			var lines []string
+			for _, c := range r.Commands {
+				lines = append(lines, quote.Words(c))
+			}
+			fmt.Fprintf(tty, "Run route %s instead of %s: %s? The command already ran once. [y/N] ", quote.Word(r.ID), quote.Words(argv), strings.Join(lines, "; then "))
+			line, _ := bufio.NewReader(tty).ReadString('\n')
+			line = strings.TrimSpace(line)
+			return line == "y" || line == "yes"
+		}
+	}
 	fmt.Fprintf(tty, "Rerun %s with %s? It already ran once. [y/N] ", quote.Words(argv), quote.Words(w.Args()))
 	line, _ := bufio.NewReader(tty).ReadString('\n')
 	line = strings.TrimSpace(line)

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,7 +75,7 @@ func TestApprovalPromptShowsWhatIsGranted(t *testing.T) {
 func TestDecideResolvesLinks(t *testing.T) {
 	req, _, other := linkedRequest(t)
 	var shown *escalate.Request
-	ds, w := decide(req, func(r *escalate.Request) (escalate.Decision, error) {
+	ds, w := decide(context.Background(), req, func(_ context.Context, r *escalate.Request) (escalate.Decision, error) {
 		shown = r
 		return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, nil
 	}, escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault})

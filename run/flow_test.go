@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestRun(t *testing.T) {
 	denied := sandbox.Result{ExitCode: 1, Observed: true, Denials: []sandbox.Denial{{
 		Op: "create", Path: filepath.Join(ws, "out.txt"), Right: "make_reg", Exact: true, Count: 1, Program: "touch",
 	}}}
-	approveAll := func(*escalate.Request) (escalate.Decision, error) {
+	approveAll := func(context.Context, *escalate.Request) (escalate.Decision, error) {
 		return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, nil
 	}
 	tests := []struct {
@@ -156,8 +157,13 @@ func TestRun(t *testing.T) {
 			platform: fakePlatform{results: []fakeResult{{res: denied}, {res: sandbox.Result{ExitCode: 0}}}},
 			runs:     2, status: 0, events: []string{"planned", "ran", "decided", "retrying", "planned", "ran"},
 			check: func(t *testing.T, s Summary, f *fakePlatform) {
-				if s.ExitCode != 1 || s.Retry == nil || s.Retry.ExitCode != 0 || !s.Decision.Retried {
+				// The top-level exit code is wrun's own: the last attempt's.
+				if s.ExitCode != 0 || s.Retry == nil || s.Retry.ExitCode != 0 || !s.Decision.Retried {
 					t.Fatalf("summary %+v, retry %+v", s, s.Retry)
+				}
+				if len(s.Attempts) != 2 || s.Attempts[0].ExitCode != 1 || s.Attempts[0].Denials != 1 || s.Attempts[1].ExitCode != 0 ||
+					len(s.Attempts[1].AllowWrite) == 0 || s.Attempts[1].Grant != s.Retry.Grant {
+					t.Errorf("attempts %+v", s.Attempts)
 				}
 				first, second := f.ran[0], f.ran[1]
 				if writable(first, ws) || !writable(second, ws) {
@@ -173,6 +179,9 @@ func TestRun(t *testing.T) {
 			check: func(t *testing.T, s Summary, f *fakePlatform) {
 				if s.Error != "" || s.Retry == nil || s.Retry.Error != "launch failed" {
 					t.Errorf("summary error %q, retry %+v", s.Error, s.Retry)
+				}
+				if s.ExitCode != ExitFailed || len(s.Attempts) != 2 || s.Attempts[1].Error != "launch failed" {
+					t.Errorf("exit code %d, attempts %+v", s.ExitCode, s.Attempts)
 				}
 			}},
 	}

@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,9 @@ type Summary struct {
 	// Notes say how the grant or ceiling was narrowed.
 	Notes []string `json:"notes,omitempty"`
 	// ExitCode is this attempt's exit status: the command's, 128+N when
-	// signal N (Signal) killed it, or wrun's own failure status.
+	// signal N (Signal) killed it, or wrun's own failure status. After a
+	// retry it is wrun's own status (Status: the last attempt's); Attempts
+	// then lists each attempt with its own.
 	ExitCode int `json:"exit_code"`
 	Signal   int `json:"signal,omitempty"`
 	// Killed counts background processes wrun ended after the command.
@@ -65,8 +68,26 @@ type Summary struct {
 	Request *escalate.Request `json:"request,omitempty"`
 	// Decision is the approval asked for under Ask or Retry.
 	Decision *DecisionSummary `json:"decision,omitempty"`
-	// Retry is the rerun with the approved widening.
+	// Retry is the rerun with the approved widening: for a route of
+	// several commands, the last that ran.
 	Retry *Summary `json:"retry,omitempty"`
+	// Attempts lists, after a retry, every run of this wrun in order: the
+	// command, then the rerun or each command of the approved route.
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// Attempt is one run in Summary.Attempts.
+type Attempt struct {
+	Command    []string `json:"command"`
+	Grant      string   `json:"grant"`
+	AllowWrite []string `json:"allow_write,omitempty"`
+	// Route is the id of the approved route the command belongs to.
+	Route    string `json:"route,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Signal   int    `json:"signal,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// Denials counts the distinct denials of the run.
+	Denials int `json:"denials"`
 }
 
 // Status is the exit status of the whole run: the rerun's when there was
@@ -93,7 +114,10 @@ type DecisionSummary struct {
 	IDs   []string `json:"alternatives,omitempty"`
 	Scope string   `json:"scope,omitempty"`
 	// Routes describe approved alternatives that widen nothing.
-	Routes  []string `json:"routes,omitempty"`
+	Routes []string `json:"routes,omitempty"`
+	// NotRun says, under Retry, which approved routes could not be run
+	// and why.
+	NotRun  []string `json:"not_run,omitempty"`
 	Retried bool     `json:"retried"`
 }
 
@@ -170,10 +194,25 @@ func Run(cfg Config) (Summary, error) {
 	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report {
 		return sum, nil
 	}
-	d, w := decide(out.req, cfg.Approver, b.Ceiling)
+	d, w, sig := decideInterruptible(out.req, cfg.Approver, b.Ceiling, sigs)
 	sum.Decision = d
+	if sig != 0 {
+		// Told to stop while the approver thought: the approver's group
+		// is gone; wrun ends as the signal asks.
+		sum.ExitCode = 128 + int(sig)
+		sum.Error = fmt.Sprintf("stopped by signal %d (%s) while waiting for the approver", int(sig), sig)
+		return sum, errors.New(sum.Error)
+	}
 	call2(cfg.Hooks.Decided, out.req, d)
-	if !d.Approved || cfg.OnDenial != Retry || w == nil || !w.Widens(g) {
+	if !d.Approved || cfg.OnDenial != Retry || w == nil {
+		return sum, nil
+	}
+	steps, notes := retrySteps(w, g, cfg.Argv, b.Ceiling)
+	d.NotRun = notes
+	for _, n := range notes {
+		call1(cfg.Hooks.Note, n)
+	}
+	if len(steps) == 0 {
 		return sum, nil
 	}
 	if !cfg.RetrySafe && (cfg.Confirm == nil || !cfg.Confirm(cfg.Argv, w)) {
@@ -181,18 +220,165 @@ func Run(cfg Config) (Summary, error) {
 		return sum, nil
 	}
 	d.Retried = true
-	call1(cfg.Hooks.Retrying, w.Args())
-	retry := attempt(&cfg, pl, w.Grant, h, w.Options(o), c, b.Ceiling)
-	rs := Summary{Sandbox: pl.Name(), Grant: w.Grant.String()}
-	fillSummary(&rs, retry)
-	sum.Retry = &rs
-	if retry.err != nil {
-		rs.ExitCode, rs.Error = retry.code, retry.err.Error()
-		call1(cfg.Hooks.RetryFailed, retry.err)
-	} else {
-		call1(cfg.Hooks.Ran, &rs)
+	sum.Attempts = []Attempt{attemptOf(&sum, cfg.Argv, nil, "")}
+	for _, st := range steps {
+		call1(cfg.Hooks.Retrying, st.args())
+		sc := c
+		sc.Argv = st.argv
+		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling)
+		rs := Summary{Sandbox: pl.Name(), Grant: st.grant.String()}
+		fillSummary(&rs, retry)
+		sum.Retry = &rs
+		if retry.err != nil {
+			rs.ExitCode, rs.Error = retry.code, retry.err.Error()
+			call1(cfg.Hooks.RetryFailed, retry.err)
+		} else {
+			call1(cfg.Hooks.Ran, &rs)
+		}
+		sum.Attempts = append(sum.Attempts, attemptOf(&rs, st.argv, w.AllowWrite, st.route))
+		if rs.Status() != 0 {
+			break // a route's later command needs the earlier one
+		}
 	}
+	// wrun's own status is the last attempt's; Attempts has each.
+	sum.ExitCode = sum.Status()
 	return sum, nil
+}
+
+// retryStep is one command a retry runs: the command itself under the
+// widened grant, or one command of an approved route.
+type retryStep struct {
+	grant grant.Grant
+	argv  []string
+	route string // the route's alternative id, if it is one
+	allow []string
+}
+
+func (s retryStep) args() []string {
+	out := []string{"--grant", s.grant.Compact()}
+	for _, p := range s.allow {
+		out = append(out, "--allow-write", p)
+	}
+	if s.route != "" {
+		out = append(out, "--")
+		out = append(out, s.argv...)
+	}
+	return out
+}
+
+// retrySteps is what a retry runs for w: an approved route's commands
+// (one route: each is a "wrun --grant SPEC -- ARGV" line, its grant inside
+// the ceiling, widened by what else was approved), else the command once
+// more when w widens anything. The notes say what cannot be run
+// automatically and why.
+func retrySteps(w *escalate.Widening, g grant.Grant, argv []string, ceiling escalate.Ceiling) ([]retryStep, []string) {
+	var notes []string
+	var runnable []escalate.Alternative
+	for _, r := range w.Routes {
+		if len(r.Commands) == 0 {
+			notes = append(notes, fmt.Sprintf("approved %s cannot be run automatically (it names no command): %s", r.ID, r.Description))
+			continue
+		}
+		runnable = append(runnable, r)
+	}
+	if len(runnable) > 1 {
+		var ids []string
+		for _, r := range runnable {
+			ids = append(ids, r.ID)
+		}
+		notes = append(notes, fmt.Sprintf("approved routes %s: a retry runs one route; none was run", strings.Join(ids, ", ")))
+		return nil, notes
+	}
+	if len(runnable) == 1 {
+		r := runnable[0]
+		var steps []retryStep
+		for _, line := range r.Commands {
+			rg, rargv, err := parseRouteCommand(line)
+			if err == nil && !rg.Within(ceiling.Grant) {
+				err = fmt.Errorf("its grant %s exceeds the ceiling %s", rg.Compact(), ceiling)
+			}
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("approved %s cannot be run automatically: %v", r.ID, err))
+				return nil, notes
+			}
+			rg = rg.Union(w.Grant)
+			rg.Tools = w.Grant.Tools
+			steps = append(steps, retryStep{grant: rg, argv: rargv, route: r.ID, allow: w.AllowWrite})
+		}
+		return steps, notes
+	}
+	if !w.Widens(g) {
+		return nil, notes
+	}
+	return []retryStep{{grant: w.Grant, argv: argv, allow: w.AllowWrite}}, notes
+}
+
+// parseRouteCommand reads a route's command line: "wrun", optionally
+// "--grant SPEC", "--", then the command. Nothing else is accepted: a
+// route must not bring flags of its own into the retry.
+func parseRouteCommand(line []string) (grant.Grant, []string, error) {
+	bad := fmt.Errorf("%q is not a wrun --grant SPEC -- COMMAND line", line)
+	if len(line) < 3 || line[0] != "wrun" {
+		return grant.Grant{}, nil, bad
+	}
+	rest := line[1:]
+	spec := ""
+	if rest[0] == "--grant" && len(rest) > 2 {
+		spec, rest = rest[1], rest[2:]
+	}
+	if spec == "" || rest[0] != "--" || len(rest) < 2 {
+		return grant.Grant{}, nil, bad
+	}
+	g, err := grant.Parse(spec)
+	if err != nil {
+		return grant.Grant{}, nil, err
+	}
+	return g, slices.Clone(rest[1:]), nil
+}
+
+// attemptOf is s as one entry of Summary.Attempts.
+func attemptOf(s *Summary, argv, allow []string, route string) Attempt {
+	a := Attempt{Command: argv, Grant: s.Grant, AllowWrite: allow, Route: route, ExitCode: s.ExitCode, Signal: s.Signal, Error: s.Error}
+	if s.Request != nil {
+		a.Denials = len(s.Request.Denials)
+	}
+	return a
+}
+
+// decideInterruptible is decide with the signals wrun catches watched:
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT while the approver thinks end the
+// wait at once (the approver is told through its context) and are
+// returned; SIGUSR1 and SIGUSR2 are ignored then, as there is no child to
+// forward them to.
+func decideInterruptible(req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sigs <-chan os.Signal) (*DecisionSummary, *escalate.Widening, syscall.Signal) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var got syscall.Signal
+	stop, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			case s := <-sigs:
+				ss, ok := s.(syscall.Signal)
+				if !ok || ss == syscall.SIGUSR1 || ss == syscall.SIGUSR2 {
+					continue
+				}
+				got = ss
+				cancel(fmt.Errorf("wrun got %s", ss))
+				return
+			}
+		}
+	}()
+	d, w := decide(ctx, req, approve, ceiling)
+	close(stop)
+	<-watched
+	if got != 0 {
+		return d, nil, got
+	}
+	return d, w, 0
 }
 
 func orFile(f, def *os.File) *os.File {

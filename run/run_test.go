@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -135,7 +136,7 @@ func TestDecide(t *testing.T) {
 	}}}
 	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
 	approve := func(ids ...string) Approver {
-		return func(*escalate.Request) (escalate.Decision, error) {
+		return func(context.Context, *escalate.Request) (escalate.Decision, error) {
 			return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun, Alternatives: ids}, nil
 		}
 	}
@@ -147,7 +148,7 @@ func TestDecide(t *testing.T) {
 		widening bool
 	}{
 		{name: "no approver", want: DecisionSummary{Reason: "no approver to ask"}},
-		{name: "the approver fails", approver: func(*escalate.Request) (escalate.Decision, error) {
+		{name: "the approver fails", approver: func(context.Context, *escalate.Request) (escalate.Decision, error) {
 			return escalate.Decision{}, errors.New("approver \"false\" failed: exit status 1")
 		}, want: DecisionSummary{Reason: "approver \"false\" failed: exit status 1"}},
 		{name: "the narrowest widening", approver: approve(), ceiling: ceiling, widening: true, want: DecisionSummary{
@@ -160,7 +161,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, w := decide(req, tc.approver, tc.ceiling)
+			d, w := decide(context.Background(), req, tc.approver, tc.ceiling)
 			if !reflect.DeepEqual(*d, tc.want) {
 				t.Errorf("decision %+v, want %+v", *d, tc.want)
 			}

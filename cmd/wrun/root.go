@@ -162,6 +162,9 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			if rf.retrySafe && rf.onDenial != "retry" {
 				return &usageError{"--retry-safe goes with --on-denial=retry"}
 			}
+			if rf.approverTimeout <= 0 {
+				return &usageError{fmt.Sprintf("--approver-timeout=%s: want a positive duration", rf.approverTimeout)}
+			}
 			if rf.approver != "" && rf.onDenial == "report" {
 				return &usageError{"--approver goes with --on-denial=ask or --on-denial=retry"}
 			}
@@ -177,6 +180,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.StringVar(&rf.escalationFile, "escalation-file", "", "when something was denied, write the escalation request (JSON) to `PATH`")
 	fl.StringVar(&rf.onDenial, "on-denial", "report", "report: say what was denied and what to do instead; ask: also ask for approval (terminal or --approver); retry: ask, then rerun once with the approved widening")
 	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
+	fl.DurationVar(&rf.approverTimeout, "approver-timeout", run.DefaultApproverTimeout, "give the --approver command this `DURATION` to answer, then kill its process group and take it as a denial")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
 	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")
 	fl.BoolVarP(&rf.verbose, "verbose", "v", false, "also say which environment variables the command did not get (names only; they are not on the allowlist)")

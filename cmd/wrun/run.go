@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -15,15 +17,16 @@ import (
 
 // runFlags are the flags only a run has.
 type runFlags struct {
-	keepBackground bool
-	noObserve      bool
-	escalationFile string
-	onDenial       string
-	approver       string
-	ceiling        string
-	retrySafe      bool
-	verbose        bool
-	killAfter      time.Duration
+	keepBackground  bool
+	noObserve       bool
+	escalationFile  string
+	onDenial        string
+	approver        string
+	approverTimeout time.Duration
+	ceiling         string
+	retrySafe       bool
+	verbose         bool
+	killAfter       time.Duration
 }
 
 // runCommand runs argv with run.Run and says what happened: human lines on
@@ -67,7 +70,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Hooks:          hooks(pf.json, escFile, stderr),
 	}
 	if rf.approver != "" {
-		cfg.Approver = run.CommandApprover(rf.approver, stderr)
+		cfg.Approver = run.CommandApprover(rf.approver, rf.approverTimeout, stderr)
 	}
 	if rf.verbose && !pf.json {
 		ran := cfg.Hooks.Ran
@@ -192,7 +195,15 @@ func writeDecision(w io.Writer, req *escalate.Request, d *run.DecisionSummary) {
 		fmt.Fprintf(w, "wrun: escalation not approved: %s\n", quote.Line(d.Reason))
 		return
 	}
-	fmt.Fprintf(w, "wrun: approved (%s): rerun with wrun %s -- %s\n", quote.Line(strings.Join(d.IDs, ", ")), quote.Words(d.Args), quote.Words(req.Command))
+	widens := len(d.Routes) == 0
+	if g, err := grant.Parse(req.Grant); err != nil || !slices.Equal(d.Args, []string{"--grant", g.Compact()}) {
+		widens = true
+	}
+	if widens {
+		fmt.Fprintf(w, "wrun: approved (%s): rerun with wrun %s -- %s\n", quote.Line(strings.Join(d.IDs, ", ")), quote.Words(d.Args), quote.Words(req.Command))
+	} else {
+		fmt.Fprintf(w, "wrun: approved (%s)\n", quote.Line(strings.Join(d.IDs, ", ")))
+	}
 	for _, r := range d.Routes {
 		fmt.Fprintf(w, "wrun: approved route: %s\n", quote.Line(r))
 	}
