@@ -159,9 +159,14 @@ func cleanPath(p string) string {
 
 // Request builds the escalation request for a run's denials (observed and
 // inferred alike), or nil when nothing was denied: a request is written
-// only then.
+// only then. It asks for every denial; Sort asks only for what the run may
+// have needed.
 func (a *Analyzer) Request(run Run, denials []sandbox.Denial) *Request {
-	ds := Dedup(denials)
+	return a.request(run, Dedup(denials))
+}
+
+// request builds the request for deduplicated denials ds.
+func (a *Analyzer) request(run Run, ds []sandbox.Denial) *Request {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -193,9 +198,17 @@ func (a *Analyzer) Request(run Run, denials []sandbox.Denial) *Request {
 	if req.Command == nil {
 		req.Command = []string{}
 	}
+	req.Denials = a.acts(ds, "d")
+	return req
+}
+
+// acts describes deduplicated denials ds, with ids prefix+"1", prefix+"2",
+// ... in their order; nil when there are none.
+func (a *Analyzer) acts(ds []sandbox.Denial, prefix string) []DeniedAct {
+	var out []DeniedAct
 	for i, d := range ds {
 		f := a.find(d)
-		id := fmt.Sprintf("d%d", i+1)
+		id := fmt.Sprintf("%s%d", prefix, i+1)
 		alts := a.alternatives(f)
 		for j := range alts {
 			alts[j].ID = id + "." + alts[j].ID
@@ -210,9 +223,9 @@ func (a *Analyzer) Request(run Run, denials []sandbox.Denial) *Request {
 			Evidence: ev, Confirmed: d.Audited, WithheldBy: f.by, Alternatives: alts,
 		}
 		act.Summary = summary(act, f.short)
-		req.Denials = append(req.Denials, act)
+		out = append(out, act)
 	}
-	return req
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -143,11 +143,13 @@ func TestAuditRecordsConfirmAndExtendDenials(t *testing.T) {
 	}
 	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
 	pid := strconv.Itoa(target.Process.Pid)
-	script := fmt.Sprintf("cat %s; ln -s x %s; echo x > %s; kill -0 %s && echo signalled; exit 0", key, link, outside, pid)
+	// It fails (exit 3), so that its denials are asked for: a run that
+	// succeeded asks for nothing.
+	script := fmt.Sprintf("cat %s; ln -s x %s; echo x > %s; kill -0 %s && echo signalled; exit 3", key, link, outside, pid)
 	env := runOpts{dir: ws, env: []string{"HOME=" + home}}
 
 	// Controls: each act succeeds without wrun.
-	if r := run(t, env, "sh", "-c", script); r.code != 0 || r.stdout != "secret\nsignalled\n" || !exists(outside) || !exists(link) {
+	if r := run(t, env, "sh", "-c", script); r.code != 3 || r.stdout != "secret\nsignalled\n" || !exists(outside) || !exists(link) {
 		t.Fatalf("control without wrun: %s", r)
 	}
 	os.Remove(outside)
@@ -222,11 +224,12 @@ func TestAuditRecordsOfLandlockWithoutNamespaces(t *testing.T) {
 	}
 	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
 	pid := strconv.Itoa(target.Process.Pid)
-	script := fmt.Sprintf("cat %s; echo x > %s; kill -0 %s && echo signalled; exit 0", key, outside, pid)
+	// It fails (exit 3): a run that succeeded asks for nothing.
+	script := fmt.Sprintf("cat %s; echo x > %s; kill -0 %s && echo signalled; exit 3", key, outside, pid)
 	o := modeOpts(modeCarved, ws, "HOME="+home)
 	o.ambient = []uintptr{capAuditControl, capAuditRead}
 
-	if r := run(t, o, "sh", "-c", script); r.code != 0 || r.stdout != "secret\nsignalled\n" || !exists(outside) {
+	if r := run(t, o, "sh", "-c", script); r.code != 3 || r.stdout != "secret\nsignalled\n" || !exists(outside) {
 		t.Fatalf("control without wrun: %s", r)
 	}
 	os.Remove(outside)
@@ -260,7 +263,7 @@ func TestNoAuditRecordsWhenAuditingIsOff(t *testing.T) {
 	}
 	ws := workspace(t)
 	outside := filepath.Join(workspace(t), "out.txt")
-	_, req, r := runJSON(t, runOpts{dir: ws}, "--", "sh", "-c", "echo x > "+outside+"; exit 0")
+	_, req, r := runJSON(t, runOpts{dir: ws}, "--", "sh", "-c", "echo x > "+outside+"; exit 3")
 	if req == nil {
 		t.Fatalf("no request: %s", r)
 	}

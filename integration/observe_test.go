@@ -19,16 +19,24 @@ type observedDenial struct {
 	Count                          int
 }
 
-// runObserved runs wrun --json and returns the denials of its request.
+// runObserved runs wrun --json and returns the denials of its request, or
+// of a run that succeeded (and so asked for nothing) the denials it
+// recorded, and the expected ones either way.
 func runObserved(t *testing.T, o runOpts, args ...string) (observed, result) {
 	t.Helper()
 	s, req, r := runJSON(t, o, args...)
 	ob := observed{ExitCode: s.ExitCode}
+	rd := recordedOf(t, r)
+	if req != nil && s.ExitCode == 0 || s.ExitCode != 0 && len(rd.Ignored) > 0 {
+		t.Errorf("request %v with exit status %d and %d ignored denials", req != nil, s.ExitCode, len(rd.Ignored))
+	}
+	all := append(rd.Ignored, rd.Expected...)
 	if req != nil {
-		for _, d := range req.Denials {
-			ob.Denials = append(ob.Denials, observedDenial{Op: d.Op, Path: d.Path, Addr: d.Addr, Right: d.Right,
-				Program: d.Program, Exact: d.Evidence == "exact", Count: d.Count})
-		}
+		all = append(req.Denials, all...)
+	}
+	for _, d := range all {
+		ob.Denials = append(ob.Denials, observedDenial{Op: d.Op, Path: d.Path, Addr: d.Addr, Right: d.Right,
+			Program: d.Program, Exact: d.Evidence == "exact", Count: d.Count})
 	}
 	return ob, r
 }

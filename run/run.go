@@ -64,8 +64,17 @@ type Summary struct {
 	// bytes): counted, not kept, so not in the request.
 	DenialsDropped int `json:"denials_dropped,omitempty"`
 	// Request is the escalation request (escalate/schema/request.v1.json)
-	// when something was denied.
+	// when something the run may have needed was denied
+	// (escalate.Decide): only when the command failed.
 	Request *escalate.Request `json:"request,omitempty"`
+	// DenialsIgnored are the denials of a run whose command succeeded: it
+	// needed none of them, so nothing is asked for. Printed only with -v,
+	// except those of a hidden or protected path (escalate.DeniedAct.Shown).
+	DenialsIgnored []escalate.DeniedAct `json:"denials_ignored,omitempty"`
+	// DenialsExpected are refusals wrun expects and cannot prevent (the
+	// go command's telemetry counters): recorded, never asked for,
+	// printed only with -v.
+	DenialsExpected []escalate.DeniedAct `json:"denials_expected,omitempty"`
 	// Decision is the approval asked for under Ask or Retry.
 	Decision *DecisionSummary `json:"decision,omitempty"`
 	// Retry is the rerun with the approved widening: for a route of
@@ -126,7 +135,8 @@ type DecisionSummary struct {
 // this host and the plan cfg.Platform makes of it, with verify's steps
 // before and after. Signals wrun receives while the command runs
 // (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are forwarded to
-// it. What the sandbox denied becomes an escalation request; under Ask
+// it. What the sandbox denied that the run may have needed
+// (escalate.Decide) becomes an escalation request; under Ask
 // and Retry it goes to cfg.Approver, and under Retry an approved widening
 // inside the ceiling is run once more.
 //
@@ -412,6 +422,7 @@ type outcome struct {
 	rep     sandbox.Report
 	res     sandbox.Result
 	req     *escalate.Request
+	sorted  escalate.Sorted // req is sorted.Request
 	code    int
 	err     error // set when wrun failed before or around the child
 	started bool
@@ -426,6 +437,7 @@ func fillSummary(sum *Summary, out outcome) {
 	}
 	sum.ExitCode, sum.Signal, sum.Killed = out.code, int(out.res.Signal), out.res.Killed
 	sum.Swept, sum.Warnings, sum.Request = out.res.Swept, out.res.Warnings, out.req
+	sum.DenialsIgnored, sum.DenialsExpected = out.sorted.Ignored, out.sorted.Expected
 	sum.AfterRunFailed = out.res.AfterRunFailed
 	if out.p != nil {
 		for _, e := range out.p.EnvUnset {
@@ -571,7 +583,10 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	// The launcher bounds what it keeps; inferred denials come on top.
 	denials, dropped := sandbox.BoundDenials(denials)
 	out.res.DenialsDropped += dropped
-	out.req = a.Request(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
+	// Only what the run may have needed is asked for (escalate.Decide);
+	// the rest is recorded.
+	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
+	out.req = out.sorted.Request
 	return out
 }
 

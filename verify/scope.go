@@ -136,9 +136,11 @@ func absFrom(dir, p string) string {
 	return filepath.Clean(p)
 }
 
-// npmScope: npm needs nothing written for `npm test`; its update check and
-// debug log would be denied (harmlessly) in the read-only home, so they are
-// switched off and the log goes to the private temp dir.
+// npmScope: npm needs nothing written for `npm test`, but it opens its cache
+// (~/.npm) on every start and its update check and debug log write there:
+// refused in the read-only home, harmlessly. So the update check is off
+// and the cache and the log go to the private temp dir (the cache only
+// when ~/.npm stays read-only: with the user's caches shared it is theirs).
 func npmScope(in Input, s *Scope) {
 	if !hasFileAbove(in.Workdir, "package.json") {
 		return
@@ -149,9 +151,13 @@ func npmScope(in Input, s *Scope) {
 		s.Env = append(s.Env, EnvVar{Name: "npm_config_logs_dir", Value: filepath.Join(in.TempDir, "npm-logs"),
 			Why: "npm's debug logs go to the private temp dir (~/.npm stays read-only)"})
 	}
+	if in.TempDir != "" && !in.SharedCaches {
+		s.Env = append(s.Env, EnvVar{Name: "npm_config_cache", Value: filepath.Join(in.TempDir, "npm-cache"),
+			Why: "npm's cache is one of the run's own in the private temp dir (~/.npm stays read-only)"})
+	}
 	if in.Home != "" && !in.SharedCaches {
 		s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: filepath.Join(in.Home, ".npm"), Tool: "npm",
-			Why: "npm's cache: a planted tarball would be installed by a later unsandboxed npm install"})
+			Why: "npm's cache: a planted tarball would be installed by a later unsandboxed npm install; a run's npm gets a cache of its own (npm_config_cache=$TMPDIR/npm-cache, removed with the private temp dir)"})
 	}
 }
 

@@ -67,7 +67,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		RetrySafe:      rf.retrySafe,
 		Approver:       run.TerminalApprover(),
 		Confirm:        run.ConfirmOnTerminal,
-		Hooks:          hooks(pf.json, escFile, stderr),
+		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
 	}
 	if rf.approver != "" {
 		cfg.Approver = run.CommandApprover(rf.approver, rf.approverTimeout, stderr)
@@ -97,7 +97,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 // approval decided. Every human line may carry text the child chose (a
 // path it created, an error naming one): it goes through quote.Line, and
 // paths through quote.Word, so nothing in it acts on the terminal.
-func hooks(asJSON bool, escalationFile *outFile, stderr io.Writer) run.Hooks {
+func hooks(asJSON, verbose bool, escalationFile *outFile, stderr io.Writer) run.Hooks {
 	say := func(format string, a ...any) {
 		if !asJSON {
 			fmt.Fprintln(stderr, "wrun:", quote.Line(fmt.Sprintf(format, a...)))
@@ -112,7 +112,7 @@ func hooks(asJSON bool, escalationFile *outFile, stderr io.Writer) run.Hooks {
 		},
 		Ran: func(s *run.Summary) {
 			if !asJSON {
-				writeAttempt(stderr, s)
+				writeAttempt(stderr, s, verbose)
 			}
 			writeEscalationFile(stderr, escalationFile, s.Request)
 		},
@@ -147,8 +147,10 @@ func essentialGaps(rep sandbox.Report) []string {
 }
 
 // writeAttempt says what a run of the command left to say: removed paths,
-// warnings, denials in plain words.
-func writeAttempt(w io.Writer, s *run.Summary) {
+// warnings, denials in plain words. Denials that were not asked for (the
+// command succeeded, or wrun expects them) are said only when verbose,
+// except those of a hidden or protected path: they always are.
+func writeAttempt(w io.Writer, s *run.Summary, verbose bool) {
 	for _, p := range s.Swept {
 		fmt.Fprintf(w, "wrun: removed %s: the command created it, and it must not exist (see wrun explain)\n", quote.Word(p))
 	}
@@ -167,6 +169,21 @@ func writeAttempt(w io.Writer, s *run.Summary) {
 				continue
 			}
 			fmt.Fprintln(w, quote.Line(d.Summary))
+		}
+	}
+	shown := 0
+	for _, d := range s.DenialsIgnored {
+		if verbose || d.Shown() {
+			fmt.Fprintln(w, quote.Line(d.Summary))
+			shown++
+		}
+	}
+	if shown > 0 {
+		fmt.Fprintf(w, "wrun: the command succeeded, so nothing is asked for: %d denial(s) recorded (denials_ignored in --json)\n", len(s.DenialsIgnored))
+	}
+	if verbose {
+		for _, d := range s.DenialsExpected {
+			fmt.Fprintln(w, "wrun: expected, not asked for:", quote.Line(strings.TrimPrefix(d.Summary, "wrun: ")))
 		}
 	}
 	if s.Degraded {
