@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
@@ -162,6 +163,16 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			if rf.retrySafe && rf.onDenial != "retry" {
 				return &usageError{"--retry-safe goes with --on-denial=retry"}
 			}
+			if rf.jsonFD != 0 {
+				// Checked before anything runs: a descriptor wrun was not
+				// given, or one of the standard three, is refused.
+				if rf.jsonFD < 3 {
+					return &usageError{fmt.Sprintf("--json-fd=%d: want a descriptor above 2 that wrun inherited open (e.g. 3>summary.json)", rf.jsonFD)}
+				}
+				if _, err := unix.FcntlInt(uintptr(rf.jsonFD), unix.F_GETFD, 0); err != nil {
+					return &usageError{fmt.Sprintf("--json-fd=%d: not an open descriptor of wrun (%v); open it for wrun, e.g. 3>summary.json", rf.jsonFD, err)}
+				}
+			}
 			if rf.approverTimeout <= 0 {
 				return &usageError{fmt.Sprintf("--approver-timeout=%s: want a positive duration", rf.approverTimeout)}
 			}
@@ -180,6 +191,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.StringVar(&rf.escalationFile, "escalation-file", "", "when something was denied, write the escalation request (JSON) to `PATH`")
 	fl.StringVar(&rf.onDenial, "on-denial", "report", "report: say what was denied and what to do instead; ask: also ask for approval (terminal or --approver); retry: ask, then rerun once with the approved widening")
 	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
+	fl.IntVar(&rf.jsonFD, "json-fd", 0, "write the run's JSON summary alone to descriptor `N` (opened for wrun, e.g. 3>summary.json; never passed to the command); stderr keeps the human lines")
 	fl.DurationVar(&rf.approverTimeout, "approver-timeout", run.DefaultApproverTimeout, "give the --approver command this `DURATION` to answer, then kill its process group and take it as a denial")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
 	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")

@@ -27,6 +27,7 @@ type runFlags struct {
 	retrySafe       bool
 	verbose         bool
 	killAfter       time.Duration
+	jsonFD          int
 }
 
 // runCommand runs argv with run.Run and says what happened: human lines on
@@ -44,9 +45,15 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		if escFile, err = openOutFile(rf.escalationFile, ws); err != nil {
 			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
-			if pf.json {
+			switch {
+			case rf.jsonFD > 0:
+				f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
+				writeJSON(f, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+				f.Close()
+				fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
+			case pf.json:
 				writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
-			} else {
+			default:
 				fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
 			}
 			return &exitError{run.ExitFailed}
@@ -81,7 +88,19 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	sum, err := run.Run(cfg)
 	switch {
+	case rf.jsonFD > 0:
+		// The summary alone on its own descriptor; stderr keeps the
+		// human lines.
+		if err != nil {
+			fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
+		}
+		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
+		writeJSON(f, sum)
+		f.Close()
 	case pf.json:
+		// On stderr the summary starts on a line of its own, whatever the
+		// command's last output was.
+		fmt.Fprintln(stderr)
 		writeJSON(stderr, sum)
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
