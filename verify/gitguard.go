@@ -89,47 +89,40 @@ type Finding struct {
 func (g *Guard) Check() []Finding {
 	var out []Finding
 	for _, p := range g.Absent {
-		if _, err := os.Lstat(p); err != nil || !parentIntact(p) {
-			continue
-		}
-		if err := os.RemoveAll(p); err != nil {
+		removed, err := removeNoFollow(p)
+		switch {
+		case err != nil:
 			out = append(out, Finding{p, "could not be removed: " + err.Error(), false})
-			continue
+		case removed:
+			out = append(out, Finding{p, "removed: the command created it, and it must not exist", true})
 		}
-		out = append(out, Finding{p, "removed: the command created it, and it must not exist", true})
 	}
 	for _, l := range g.Lists {
-		if !parentIntact(filepath.Join(l.Dir, "x")) {
-			continue
-		}
 		for _, n := range dirNames(l.Dir, l.DotOnly) {
 			if slices.Contains(l.Before, n) || slices.Contains(l.Keep, n) {
 				continue
 			}
 			p := filepath.Join(l.Dir, n)
-			if err := os.RemoveAll(p); err != nil {
+			removed, err := removeNoFollow(p)
+			switch {
+			case err != nil:
 				out = append(out, Finding{p, "could not be removed: " + err.Error(), false})
-				continue
+			case removed:
+				out = append(out, Finding{p, "removed: the command created it (" + l.Why + ")", true})
 			}
-			out = append(out, Finding{p, "removed: the command created it (" + l.Why + ")", true})
 		}
 	}
 	for _, l := range g.Links {
 		if t, err := os.Readlink(l.Path); err == nil && t == l.Target {
 			continue
 		}
-		if !parentIntact(l.Path) {
-			continue
-		}
-		if err := os.RemoveAll(l.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		ok, err := restoreLinkNoFollow(l.Path, l.Target)
+		switch {
+		case err != nil:
 			out = append(out, Finding{l.Path, "could not be restored: " + err.Error(), false})
-			continue
+		case ok:
+			out = append(out, Finding{l.Path, "restored as a link to " + l.Target + ": the command replaced it", true})
 		}
-		if err := os.Symlink(l.Target, l.Path); err != nil {
-			out = append(out, Finding{l.Path, "could not be restored: " + err.Error(), false})
-			continue
-		}
-		out = append(out, Finding{l.Path, "restored as a link to " + l.Target + ": the command replaced it", true})
 	}
 	if len(g.Roots) > 0 {
 		f := FindRepos(g.Roots)
@@ -142,23 +135,18 @@ func (g *Guard) Check() []Finding {
 				continue
 			}
 			aside := dg + ".wrun-disabled-" + g.ID
-			if err := os.Rename(dg, aside); err != nil {
+			ok, err := renameNoFollow(dg, ".wrun-disabled-"+g.ID)
+			if err != nil {
 				out = append(out, Finding{dg, "could not be moved aside: " + err.Error(), false})
 				continue
+			}
+			if !ok {
+				continue // a link was planted on the way: not ours to move
 			}
 			out = append(out, Finding{dg, "moved aside to " + aside + ": a repository the command created, which " + why, true})
 		}
 	}
 	return out
-}
-
-// parentIntact reports whether p's directory still resolves to itself: a
-// directory the child replaced by a link is left alone (and its contents
-// with it).
-func parentIntact(p string) bool {
-	dir := filepath.Dir(p)
-	real, err := filepath.EvalSymlinks(dir)
-	return err == nil && real == dir
 }
 
 // UnsafeRepo says what in the repository whose .git entry is dotGit would

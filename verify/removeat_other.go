@@ -1,0 +1,11 @@
+//go:build !unix
+
+package verify
+
+import "errors"
+
+var errNoGuard = errors.New("the guard's checks need a Unix system")
+
+func removeNoFollow(string) (bool, error)              { return false, errNoGuard }
+func restoreLinkNoFollow(string, string) (bool, error) { return false, errNoGuard }
+func renameNoFollow(string, string) (bool, error)      { return false, errNoGuard }
