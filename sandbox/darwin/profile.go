@@ -69,18 +69,17 @@ func (p Profile) Argv(argv []string) []string {
 
 // Canonical maps path onto the name macOS's sandbox matches: /tmp, /var
 // and /etc are links into /private, and a profile naming /tmp would match
-// nothing. resolve, when set, resolves the remaining symbolic links (of
-// the longest existing prefix on a Mac).
+// nothing. resolve, when set, first resolves symbolic links (of the
+// longest existing prefix, on a Mac: ResolveExisting).
 func Canonical(path string, resolve func(string) string) string {
 	path = filepath.Clean(path)
-	for _, l := range []string{"/tmp", "/var", "/etc"} {
-		if path == l || strings.HasPrefix(path, l+"/") {
-			path = "/private" + path
-			break
-		}
-	}
 	if resolve != nil {
 		path = filepath.Clean(resolve(path))
+	}
+	for _, l := range []string{"/tmp", "/var", "/etc"} {
+		if path == l || strings.HasPrefix(path, l+"/") {
+			return "/private" + path
+		}
 	}
 	return path
 }
