@@ -84,7 +84,7 @@ func requests(op access.Op, canon func(string) string) []request {
 		}
 		return []request{{op: "file-read-data", path: p}}
 	case access.OpExec:
-		return []request{{op: "process-exec", path: p}}
+		return []request{{op: "process-exec", path: p}, {op: "process-exec-interpreter", path: p}}
 	case access.OpCreate:
 		return []request{{op: "file-write-create", path: p}, {op: "file-write-data", path: p}}
 	case access.OpMkdir:

@@ -109,7 +109,7 @@ var metadataOps = []string{"file-write-mode", "file-write-owner", "file-write-ti
 var opGroups = []opGroup{
 	{ops: []string{"file-read-data"}, need: policy.ReadDir, filter: `(vnode-type DIRECTORY)`},
 	{ops: []string{"file-read-data", "file-read-xattr"}, need: policy.ReadFile, filter: `(require-not (vnode-type DIRECTORY))`},
-	{ops: []string{"process-exec", "file-map-executable"}, need: policy.Execute},
+	{ops: []string{"process-exec*", "file-map-executable"}, need: policy.Execute},
 	{ops: append([]string{"file-write-data"}, metadataOps...), need: policy.WriteFile},
 	{ops: []string{"file-ioctl"}, need: policy.IoctlDev},
 	{ops: []string{"file-write-create"}, need: policy.MakeReg | policy.MakeDir, beneath: true},
@@ -246,6 +246,9 @@ func Generate(in Input) (Profile, error) {
 	g.line(";; closed, as /dev/pts on Linux: reading one steals its keystrokes.")
 	g.line("(allow pseudo-tty)")
 	g.line(`(allow file-read-data file-write-data file-ioctl (literal "/dev/ptmx"))`)
+	g.line(";; Terminal ioctls (window size, job control) on terminals the command already")
+	g.line(";; holds open, such as the one it inherits: opening one is not allowed here.")
+	g.line(`(allow file-ioctl (regex #"^/dev/ttys[0-9]+$"))`)
 	g.line(";; libnotify's shared memory (with the notification service below).")
 	g.line(`(allow ipc-posix-shm-read-data (ipc-posix-name "apple.shm.notification_center"))`)
 	g.line("")
