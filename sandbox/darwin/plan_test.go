@@ -121,3 +121,25 @@ func TestReportAndServices(t *testing.T) {
 		t.Error("another socket is allowed")
 	}
 }
+
+// Hard links: made inside the writable workspace (which lies inside the
+// hidden home directory), never from or into a hidden or protected path.
+func TestHardLinks(t *testing.T) {
+	h := host(t, t.TempDir())
+	prof, err := Generate(Input{Policy: compute(t, "write", h), RunID: "R"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEval(t, prof)
+	for path, want := range map[string]bool{
+		h.Workdir + "/src/link":     true,
+		h.Home + "/.ssh/id_ed":      false,
+		h.Home + "/x":               false,
+		h.Workdir + "/.git/config":  false,
+		h.Workdir + "/.git/hooks/x": false,
+	} {
+		if got, _ := e.decide(t, request{op: "file-link", path: Canonical(path, nil)}); got != want {
+			t.Errorf("file-link %s: allowed %v, want %v", path, got, want)
+		}
+	}
+}

@@ -291,6 +291,7 @@ func Generate(in Input) (Profile, error) {
 	// rights. Only allows, so their order does not matter: an operation
 	// is allowed when any of them matches.
 	g.line(";; File system, rule by rule of the policy.")
+	linkAllow := map[int]string{} // rule index -> its file-link allow
 	for i, r := range rules {
 		src := p.Rules[i]
 		first := true
@@ -315,16 +316,11 @@ func Generate(in Input) (Profile, error) {
 			if og.filter != "" {
 				conds = append(conds, og.filter)
 			}
-			ops := strings.Join(og.ops, " ")
-			if len(conds) == 0 {
-				g.line("(allow %s (subpath %s))", ops, ref(rp))
-				continue
+			st := allowStatement(og.ops, rp, conds)
+			g.b.WriteString(st)
+			if og.ops[0] == "file-link" {
+				linkAllow[i] = st
 			}
-			g.line("(allow %s (require-all (subpath %s)", ops, ref(rp))
-			for _, c := range conds {
-				g.line("  %s", c)
-			}
-			g.line("))")
 		}
 	}
 	g.line("")
@@ -339,6 +335,24 @@ func Generate(in Input) (Profile, error) {
 		return false
 	}
 	var anchors []string // paths whose ancestors must not move
+	g.line(";; Hidden paths are never the source of a hard link; the writable rules inside")
+	g.line(";; them link again (the later rule wins).")
+	for _, h := range holes {
+		if h.withheld&policy.ReadFile != 0 {
+			g.line("(deny file-link (subpath %s) %s)", ref(g.param("HIDE", h.path)), tag)
+			if writable(h.path) {
+				anchors = append(anchors, h.path)
+			}
+		}
+	}
+	for i, r := range rules {
+		for _, h := range holes {
+			if st, ok := linkAllow[i]; ok && h.withheld&policy.ReadFile != 0 && policy.Within(r.path, h.path) {
+				g.b.WriteString(st)
+				break
+			}
+		}
+	}
 	g.line(";; Protected paths: never written, created, removed, renamed or linked, even")
 	g.line(";; inside a writable tree; the path itself and everything beneath it, so a")
 	g.line(";; protected directory cannot be created either.")
@@ -355,15 +369,6 @@ func Generate(in Input) (Profile, error) {
 		g.line(";; %s", sanitizeComment(pr.Why))
 		g.line("(deny file-write* file-link network-bind (literal %s) (subpath %s) %s)", ref(n), ref(n), tag)
 		anchors = append(anchors, path)
-	}
-	g.line(";; Hidden paths are never the source of a hard link.")
-	for _, h := range holes {
-		if h.withheld&policy.ReadFile != 0 {
-			g.line("(deny file-link (subpath %s) %s)", ref(g.param("HIDE", h.path)), tag)
-			if writable(h.path) {
-				anchors = append(anchors, h.path)
-			}
-		}
 	}
 	// Seatbelt matches paths, not files: renaming a directory above a
 	// protected or hidden path would move it out from under its rule.
@@ -403,6 +408,20 @@ func Generate(in Input) (Profile, error) {
 		}
 	}
 	return Profile{Text: g.b.String(), Params: g.params}, nil
+}
+
+// allowStatement writes (allow OPS (subpath RULE)), narrowed by conds.
+func allowStatement(ops []string, rule string, conds []string) string {
+	if len(conds) == 0 {
+		return "(allow " + strings.Join(ops, " ") + " (subpath " + ref(rule) + "))\n"
+	}
+	var b strings.Builder
+	b.WriteString("(allow " + strings.Join(ops, " ") + " (require-all (subpath " + ref(rule) + ")\n")
+	for _, c := range conds {
+		b.WriteString("  " + c + "\n")
+	}
+	b.WriteString("))\n")
+	return b.String()
 }
 
 // sanitizeComment keeps a comment on one line of harmless characters: a
