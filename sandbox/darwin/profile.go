@@ -197,6 +197,13 @@ func Generate(in Input) (Profile, error) {
 		return Profile{}, fmt.Errorf("run id %q: want 1 to 64 letters, digits and dashes", in.RunID)
 	}
 	canon := func(path string) string { return Canonical(path, in.Canon) }
+	leaf := func(path string) string {
+		path = filepath.Clean(path)
+		if path == "/" {
+			return path
+		}
+		return filepath.Join(canon(filepath.Dir(path)), filepath.Base(path))
+	}
 	for _, s := range in.AllowUnix {
 		if !filepath.IsAbs(s) {
 			return Profile{}, fmt.Errorf("UNIX socket %q: not an absolute path", s)
@@ -357,18 +364,26 @@ func Generate(in Input) (Profile, error) {
 	g.line(";; inside a writable tree; the path itself and everything beneath it, so a")
 	g.line(";; protected directory cannot be created either.")
 	for _, pr := range p.Protected {
-		path := canon(pr.Path)
-		if pr.Pin {
-			n := g.param("PIN", path)
-			g.line(";; pinned: %s", sanitizeComment(pr.Why))
-			g.line("(deny file-write-unlink (literal %s) %s)", ref(n), tag)
-			anchors = append(anchors, path)
-			continue
+		// The path itself, its directory resolved (a protected path that
+		// is a symbolic link is protected as the link), and, when it is
+		// a link, also what it points to.
+		path := leaf(pr.Path)
+		paths := []string{path}
+		if full := canon(pr.Path); full != path {
+			paths = append(paths, full)
 		}
-		n := g.param("PROTECT", path)
-		g.line(";; %s", sanitizeComment(pr.Why))
-		g.line("(deny file-write* file-link network-bind (literal %s) (subpath %s) %s)", ref(n), ref(n), tag)
-		anchors = append(anchors, path)
+		for _, path := range paths {
+			if pr.Pin {
+				n := g.param("PIN", path)
+				g.line(";; pinned: %s", sanitizeComment(pr.Why))
+				g.line("(deny file-write-unlink (literal %s) %s)", ref(n), tag)
+			} else {
+				n := g.param("PROTECT", path)
+				g.line(";; %s", sanitizeComment(pr.Why))
+				g.line("(deny file-write* file-link network-bind (literal %s) (subpath %s) %s)", ref(n), ref(n), tag)
+			}
+			anchors = append(anchors, path)
+		}
 	}
 	// Seatbelt matches paths, not files: renaming a directory above a
 	// protected or hidden path would move it out from under its rule.

@@ -62,9 +62,16 @@ func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
-	pl, err := NewPlan(p, o, id, allowUnix, ResolveExisting)
+	settled, skipped, err := Settle(p, os.Lstat)
 	if err != nil {
 		return nil, err
+	}
+	pl, err := NewPlan(settled, o, id, allowUnix, ResolveExisting)
+	if err != nil {
+		return nil, err
+	}
+	if len(skipped) > 0 {
+		pl.Notes = append(pl.Notes, "no rule for what is missing or reached through a symbolic link: "+strings.Join(skipped, ", "))
 	}
 	nested, err := InSandbox()
 	if err != nil {
