@@ -16,7 +16,6 @@ import (
 func newProfileCmd(stdout *os.File) *cobra.Command {
 	var pf policyFlags
 	var osName string
-	var allowUnix []string
 	cmd := &cobra.Command{
 		Use:   "profile --os darwin [--grant SPEC] [--workdir DIR] [--json]",
 		Short: "Print the macOS Seatbelt profile a grant makes here, and its parameters",
@@ -42,7 +41,7 @@ leave out. Nothing is run.`,
 			if runtime.GOOS == "darwin" {
 				canon = darwin.ResolveExisting
 			}
-			prof, err := darwin.Generate(darwin.Input{Policy: e.Policy, RunID: "RUNID", AllowUnix: allowUnix, Canon: canon})
+			prof, err := darwin.Generate(darwin.Input{Policy: e.Policy, RunID: "RUNID", Canon: canon})
 			if err != nil {
 				return err
 			}
@@ -60,6 +59,5 @@ leave out. Nothing is run.`,
 	}
 	pf.register(cmd)
 	cmd.Flags().StringVar(&osName, "os", "darwin", "the system whose profile to print (darwin)")
-	cmd.Flags().StringArrayVar(&allowUnix, "allow-unix", nil, "also allow connecting to the UNIX socket `PATH` (repeatable)")
 	return cmd
 }
