@@ -279,3 +279,45 @@ func TestParityCatchesWeakerProfile(t *testing.T) {
 		}
 	}
 }
+
+// Hidden paths inside the writable workspace (a file only its owner may
+// read, as the private-file scan finds them): not readable, not removed
+// or renamed, nor the directory above them; on both systems.
+func TestParityHiddenInWorkspace(t *testing.T) {
+	h := host(t, t.TempDir())
+	secret := h.Workdir + "/src/private.pem"
+	if err := os.WriteFile(secret, []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := compute(t, "write", h)
+	p.Hidden = append(p.Hidden, policy.Hole{Path: secret, Withheld: policy.All &^ policy.ReadDir, Why: "readable by its owner only"})
+	prof, err := Generate(Input{Policy: p, RunID: "T"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEval(t, prof)
+	m := access.New(p, access.Platform{Protection: access.ProtectMounted, UnixConfined: true})
+	canon := func(p string) string { return Canonical(p, nil) }
+	for _, c := range []struct {
+		name string
+		op   access.Op
+		want bool
+	}{
+		{"read it", access.Op{Kind: access.OpOpen, Path: secret, Rights: policy.ReadFile}, false},
+		{"remove it", access.Op{Kind: access.OpUnlink, Path: secret}, false},
+		{"move it out", access.Op{Kind: access.OpRename, Path: secret, Dest: h.TempDir + "/k"}, false},
+		{"move its directory", access.Op{Kind: access.OpRename, Path: h.Workdir + "/src", Dest: h.Workdir + "/src2", Dir: true}, false},
+		{"write beside it (control)", access.Op{Kind: access.OpOpen, Path: h.Workdir + "/src/main.go", Rights: policy.WriteFile}, true},
+	} {
+		sb := true
+		for _, r := range requests(c.op, canon) {
+			if ok, _ := e.decide(t, r); !ok {
+				sb = false
+			}
+		}
+		linux := len(m.Check(c.op)) == 0
+		if sb != c.want || linux != c.want {
+			t.Errorf("%s: seatbelt allows=%v, linux allows=%v, want %v", c.name, sb, linux, c.want)
+		}
+	}
+}
