@@ -81,6 +81,16 @@ func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, er
 		if err := Nest(pl, os.Getenv("WRUN_GRANT")); err != nil {
 			return nil, err
 		}
+		return pl, nil
+	}
+	// The profile is compiled once here, on /usr/bin/true: a profile
+	// sandbox-exec rejects stops the run before anything starts (exit
+	// 125), rather than showing as the command's own exit status.
+	var stderr bytes.Buffer
+	check := exec.Command(SandboxExec, pl.Profile.Argv([]string{"/usr/bin/true"})[1:]...)
+	check.Env, check.Stderr = []string{}, &stderr
+	if err := check.Run(); err != nil {
+		return nil, fmt.Errorf("sandbox-exec rejected the generated profile (%v): %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return pl, nil
 }
