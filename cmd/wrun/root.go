@@ -81,10 +81,10 @@ type exitError struct{ code int }
 func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 const longHelp = `wrun runs COMMAND under a real kernel sandbox (Landlock and seccomp on
-Linux) computed from one grant. When the grant does not allow something, the
-kernel refuses it; nothing runs unsandboxed behind your back, and if this
-kernel cannot enforce the grant wrun refuses to start (exit 125) unless you
-pass --best-effort.
+Linux, a generated Seatbelt profile on macOS) computed from one grant. When
+the grant does not allow something, the kernel refuses it; nothing runs
+unsandboxed behind your back, and if this kernel cannot enforce the grant
+wrun refuses to start (exit 125) unless you pass --best-effort.
 
 A grant has four fields; a preset names a common combination:
 
@@ -123,6 +123,7 @@ const examples = `  # read-only: look around, nothing can be written (the defaul
 
   # what exactly does a grant allow here, and what does this kernel enforce?
   wrun explain --grant verify
+  wrun profile --os darwin --grant verify   # the macOS profile, for review
   wrun doctor`
 
 func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
@@ -200,7 +201,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newGoCacheProgCmd(stdin, stdout))
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newGoCacheProgCmd(stdin, stdout))
 	return root
 }
 

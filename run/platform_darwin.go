@@ -1,0 +1,41 @@
+//go:build darwin
+
+package run
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/sandbox/darwin"
+)
+
+// stage2Arg0 is what the Linux launcher names its second stage; no
+// process here is one, but the name stays reserved.
+const stage2Arg0 = "wrun:stage2"
+
+func stage2() {
+	fmt.Fprintln(os.Stderr, "wrun: the second stage exists only on Linux")
+	os.Exit(ExitFailed)
+}
+
+func initProcess() error { return darwin.MarkInheritedFDsCloseOnExec() }
+
+func native() Platform { return darwinPlatform{} }
+
+// darwinPlatform enforces with a generated Seatbelt profile under
+// sandbox-exec (sandbox/darwin).
+type darwinPlatform struct{}
+
+func (darwinPlatform) Name() string { return darwin.Platform }
+
+func (darwinPlatform) Prepare(p *policy.Policy, o sandbox.Options) (Plan, error) {
+	pl, err := darwin.Prepare(p, o, nil)
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+func (darwinPlatform) Doctor() []sandbox.Feature { return darwin.Doctor() }
