@@ -90,7 +90,7 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl.audit = offered.Flags&llRestrictSelfLogNewExecOn != 0 && !o.NoObserve && !o.KeepBackground
 	if !p.IPC.PathUnixOutside && offered.FS&llResolveUnix == 0 {
 		pl.seccomp.DenyUnix = true
-		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; %s can", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
+		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (stream and seqpacket socketpairs still work, datagram ones do not): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; %s can", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
 	}
 
 	// Namespaces, wherever wrun can make them: as root directly, otherwise

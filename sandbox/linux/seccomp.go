@@ -14,8 +14,8 @@ import (
 type seccompSpec struct {
 	// DenyInet: no socket family but AF_UNIX may be created.
 	DenyInet bool `json:"deny_inet,omitempty"`
-	// DenyUnix: AF_UNIX sockets may not be created either (socketpair
-	// still works). Used where Landlock cannot confine connect() to
+	// DenyUnix: AF_UNIX sockets may not be created either, nor datagram
+	// socketpairs (stream and seqpacket ones still work). Used where Landlock cannot confine connect() to
 	// pathname sockets (ABI < 9).
 	DenyUnix bool `json:"deny_unix,omitempty"`
 	// Observe sends mutating file system calls, connect and bind to the
@@ -138,10 +138,35 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(sock))})
 		prog = append(prog, sock...)
 	}
+	if spec.DenyUnix {
+		prog = append(prog, socketpairRule()...)
+	}
 	if spec.Observe {
 		prog = append(prog, observeFilter(observedCalls())...)
 	}
 	return append(prog, bpf.RetConstant{Val: retAllow})
+}
+
+// socketpairRule refuses socketpair(AF_UNIX, SOCK_DGRAM): an unbound
+// datagram socket can sendto (or connect to) any pathname socket, so where
+// AF_UNIX sockets are refused because connect() cannot be confined, the
+// datagram pair is refused with them. Stream and seqpacket pairs are
+// connected for good: an address given to their sends is refused or
+// ignored by the kernel. The type's low bits are compared without the
+// SOCK_NONBLOCK and SOCK_CLOEXEC flags. The accumulator holds the system
+// call number on entry and on exit.
+func socketpairRule() []bpf.Instruction {
+	const typeFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+	code := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArgs, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 4},
+		bpf.LoadAbsolute{Off: offArgs + 8*1, Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(typeFlags)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipFalse: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	}
+	return append([]bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKETPAIR, SkipFalse: uint8(len(code))}}, code...)
 }
 
 // argumentRules refuses the calls that reach outside the sandbox, or
