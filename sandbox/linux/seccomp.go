@@ -22,6 +22,12 @@ type seccompSpec struct {
 	// observer (which lets them continue), and refused socket families too
 	// (which it answers with EPERM), so that denials are reported.
 	Observe bool `json:"observe,omitempty"`
+	// Mediate sends every call that names a socket address (connect,
+	// bind, sendto with an address, sendmsg, sendmmsg) to wrun, which
+	// never lets one continue: the hands process performs it (see
+	// hands.go). AF_UNIX sockets and datagram socketpairs are then
+	// allowed.
+	Mediate bool `json:"mediate,omitempty"`
 	// IsolatedIPC: the child has an IPC namespace of its own, so SysV IPC
 	// and POSIX message queues reach only the sandbox's own objects.
 	// Without it those calls are refused: Landlock has no hook for them,
@@ -37,6 +43,9 @@ const (
 	offArch = 4
 	offArgs = 16 // args[i] low word at offArgs+8*i on little-endian machines
 )
+
+// seccompFilterFlagWaitKillableRecv is SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV.
+const seccompFilterFlagWaitKillableRecv = 1 << 5
 
 // Return values.
 const (
@@ -140,6 +149,9 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 	}
 	if spec.DenyUnix {
 		prog = append(prog, socketpairRule()...)
+	}
+	if spec.Mediate {
+		prog = append(prog, mediateFilter()...)
 	}
 	if spec.Observe {
 		prog = append(prog, observeFilter(observedCalls())...)
@@ -273,9 +285,17 @@ func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
 	const seccompSetModeFilter = 1
 	var flags uintptr
 	if listener {
-		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		// Once wrun has received a notification, only a fatal signal
+		// interrupts the wait for its answer: a mediated call is performed
+		// by the hands, and a restart after a signal would perform it twice.
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | seccompFilterFlagWaitKillableRecv
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
+	if errno == unix.EINVAL && listener {
+		// A kernel before 5.19 has no such flag.
+		flags &^= seccompFilterFlagWaitKillableRecv
+		fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
+	}
 	if errno != 0 {
 		return -1, fmt.Errorf("loading the seccomp filter: %w", errno)
 	}
