@@ -4,6 +4,7 @@ package linux
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -88,4 +89,31 @@ func (pl *Plan) planUnix(f Features, offered llRights) {
 		pl.seccomp.DenyUnix = true
 		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (stream and seqpacket socketpairs still work, datagram ones do not): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket, and wrun cannot mediate them here (that needs namespaces and seccomp user notification); %s can", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
 	}
+}
+
+// unixLine rewrites, in explain's network and IPC lines, the one about
+// UNIX sockets outside the sandbox to name the mechanism that holds them
+// under this plan.
+func (pl *Plan) unixLine(lines []string) []string {
+	var say string
+	switch pl.Unix {
+	case UnixMediated:
+		say = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable: every connect, bind and addressed send is mediated (seccomp user notification; performed by the hands process inside the sandbox, only to sockets this sandbox bound"
+		if n := len(pl.Policy.IPC.UnixSockets); n > 0 {
+			say += fmt.Sprintf(" or the %d --allow-unix names", n)
+		}
+		say += "); inside a wrun nested in this one, UNIX sockets are refused"
+	case UnixRefused:
+		say = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable: AF_UNIX sockets and datagram socketpairs are refused (seccomp; no mediation without namespaces)"
+	default:
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if strings.HasPrefix(l, "UNIX sockets outside the sandbox") {
+			l = say
+		}
+		out = append(out, l)
+	}
+	return out
 }
