@@ -26,8 +26,9 @@ import (
 
 // mediator talks to the hands process over a SOCK_SEQPACKET socket.
 type mediator struct {
-	fd   int
-	next atomic.Uint64
+	fd       int
+	next     atomic.Uint64
+	inflight atomic.Int64
 
 	mu      sync.Mutex
 	pending map[uint64]chan handsAnswer
@@ -40,6 +41,21 @@ type handsAnswer struct {
 	errno   unix.Errno
 	outside string // the socket refused as outside the sandbox
 }
+
+// maxMediated bounds the mediated calls waiting at once.
+const maxMediated = 4096
+
+// admit counts one more mediated call in flight, or reports that the
+// bound is reached; release ends one.
+func (m *mediator) admit() bool {
+	if m.inflight.Add(1) > maxMediated {
+		m.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (m *mediator) release() { m.inflight.Add(-1) }
 
 // newMediator serves the hands' answers on fd until it closes.
 func newMediator(fd int) *mediator {

@@ -203,8 +203,16 @@ func (o *observer) run() {
 		}
 		if o.med != nil && isMediated(uint32(n.Data.Nr)) {
 			// Served on a goroutine of its own: the call may block. It
-			// stays counted busy until it has been answered.
+			// stays counted busy until it has been answered. The child
+			// chooses how many wait at once: beyond a bound (each holds
+			// descriptors in wrun) a call fails at once.
+			if !o.med.admit() {
+				o.answer(n.ID, 0, unix.EAGAIN)
+				o.setBusy(-1)
+				continue
+			}
 			go func() {
+				defer o.med.release()
 				defer o.setBusy(-1)
 				o.mediate(&n)
 			}()
