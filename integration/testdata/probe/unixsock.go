@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
