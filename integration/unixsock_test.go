@@ -256,3 +256,37 @@ func TestEscapeUnixSocketsNested(t *testing.T) {
 		})
 	}
 }
+
+// TestEscapeUnixSocketsKeepBackground: a process kept in the background
+// connects to a socket outside after wrun has exited. The listener closed
+// with wrun, so the mediated call fails (ENOSYS) instead of going
+// unchecked. Control: the same act without wrun reaches it.
+func TestEscapeUnixSocketsKeepBackground(t *testing.T) {
+	requireABI(t, 1)
+	if !mediated(modeRoot) {
+		t.Skip("UNIX sockets are refused, not mediated, here (TestEscapeUnixSocketsOutside covers it)")
+	}
+	escapeAttempt(t)
+	ws := workspace(t)
+	s := listenOutside(t, ws, "outside.sock", "unix")
+	if got := bare(t, runOpts{dir: ws}, "unix", s.path); got != "ok" || !s.reached() {
+		t.Fatalf("control: %s", got)
+	}
+	out := filepath.Join(ws, "bg.out")
+	sh := "(sleep 1; " + bins.probe + " unix " + s.path + " > " + out + " 2>&1) </dev/null >/dev/null 2>&1 &"
+	r := wrun(t, runOpts{dir: ws}, "--keep-background", "--grant", "write", "--", "sh", "-c", sh)
+	if r.code != 0 {
+		t.Fatalf("wrun: %s", r)
+	}
+	for i := 0; i < 100 && !exists(out); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	b, _ := os.ReadFile(out)
+	if s.reached() {
+		t.Errorf("a background process reached the socket outside after wrun exited: %s", b)
+	}
+	if !strings.Contains(string(b), "ENOSYS") {
+		t.Errorf("the background connect did not fail closed with ENOSYS: %q", b)
+	}
+}
