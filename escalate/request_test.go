@@ -104,7 +104,7 @@ func TestSummaryLines(t *testing.T) {
 			want: "wrun: denied connect to 127.0.0.1:8080 (network=off). Try: cargo build --offline; or --grant inspect,network=on"},
 		{name: "beyond the ceiling", grant: "verify",
 			d:    sandbox.Denial{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix, Exact: true},
-			want: "wrun: denied connect to unix:/run/user/1000/bus (desktop=off allows no UNIX socket outside the sandbox). Try: ask the parent (1 wider option beyond the ceiling)"},
+			want: "wrun: denied connect to unix:/run/user/1000/bus (desktop=off allows no UNIX socket outside the sandbox; --allow-unix PATH allows that one socket). Try: ask the parent (1 wider option beyond the ceiling)"},
 		{name: "inferred", grant: "verify",
 			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Count: 2},
 			want: "wrun: denied read /home/u/.ssh/id_ed25519 (2 times) [inferred from output] (hidden: credential store (SSH keys)). Try: ask the parent"},

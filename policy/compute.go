@@ -51,6 +51,9 @@ type Host struct {
 type Options struct {
 	// AllowRead and AllowWrite are extra paths: absolute, symlinks resolved.
 	AllowRead, AllowWrite []string
+	// AllowUnix are pathname UNIX sockets bound outside the sandbox that
+	// the child may connect and send to (absolute paths).
+	AllowUnix []string
 	// KeepEnv names variables to pass through although they are not on the
 	// allowlist (EnvFamilies). WRUN_GRANT, WRUN_CEILING and WRUN_SANDBOX
 	// are never inherited, kept or not.
@@ -82,6 +85,9 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			AbstractUnixOutside: g.Desktop == grant.DesktopOn,
 			PathUnixOutside:     g.Desktop == grant.DesktopOn,
 		},
+	}
+	if !p.IPC.PathUnixOutside {
+		p.IPC.UnixSockets = slices.Clone(o.AllowUnix)
 	}
 
 	// Reads: everything, then holes.
@@ -291,6 +297,9 @@ func StateKey(g grant.Grant, h Host, o Options) string {
 	field("grant", g.String())
 	field("allow-read", cleanAll(o.AllowRead)...)
 	field("allow-write", cleanAll(o.AllowWrite)...)
+	if len(o.AllowUnix) > 0 {
+		field("allow-unix", cleanAll(o.AllowUnix)...)
+	}
 	field("keep-env", o.KeepEnv...)
 	return hex.EncodeToString(ws[:8]) + "-" + hex.EncodeToString(a.Sum(nil)[:8])
 }

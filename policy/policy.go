@@ -86,6 +86,10 @@ type IPC struct {
 	// outside its sandbox (the D-Bus session bus, an ssh agent, a docker
 	// socket, a terminal multiplexer's socket).
 	PathUnixOutside bool `json:"path_unix_outside"`
+	// UnixSockets are pathname sockets bound outside the sandbox that the
+	// child may connect and send to although PathUnixOutside is off
+	// (--allow-unix PATH).
+	UnixSockets []string `json:"unix_sockets,omitempty"`
 }
 
 // EnvVar is one change to the child's environment, with the reason.

@@ -27,6 +27,9 @@ type Spec struct {
 	Workdir string
 	// AllowRead and AllowWrite are extra readable and writable paths.
 	AllowRead, AllowWrite []string
+	// AllowUnix are pathname UNIX sockets outside the sandbox the child
+	// may connect and send to (--allow-unix).
+	AllowUnix []string
 	// KeepEnv names variables passed through although the grant would
 	// remove them.
 	KeepEnv []string

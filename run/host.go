@@ -70,6 +70,18 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		}
 		o.AllowWrite = append(o.AllowWrite, c)
 	}
+	for _, p := range s.AllowUnix {
+		// A socket may not exist yet (its server starts later): the
+		// path must be absolute, and is resolved when the child connects.
+		if !filepath.IsAbs(p) {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return h, o, fmt.Errorf("--allow-unix %s: %w", p, err)
+			}
+			p = abs
+		}
+		o.AllowUnix = append(o.AllowUnix, filepath.Clean(p))
+	}
 	for _, n := range s.KeepEnv {
 		if n == "" || strings.ContainsAny(n, "= ") {
 			return h, o, fmt.Errorf("--keep-env %q: want a variable name", n)

@@ -26,6 +26,7 @@ type policyFlags struct {
 	workdir    string
 	allowRead  []string
 	allowWrite []string
+	allowUnix  []string
 	keepEnv    []string
 	bestEffort bool
 	json       bool
@@ -37,6 +38,7 @@ func (f *policyFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.workdir, "workdir", "C", "", "the workspace root the grant's files field applies to (default: the current directory)")
 	fl.StringArrayVar(&f.allowRead, "allow-read", nil, "also allow reading `PATH` (repeatable; it must exist)")
 	fl.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing beneath `PATH` (repeatable; it must exist)")
+	fl.StringArrayVar(&f.allowUnix, "allow-unix", nil, "also allow connecting and sending to the pathname UNIX socket `PATH` although it was bound outside the sandbox (repeatable; narrower than desktop=on)")
 	fl.StringArrayVar(&f.keepEnv, "keep-env", nil, "pass environment variable `NAME` through although the grant would remove it (repeatable)")
 	fl.BoolVar(&f.bestEffort, "best-effort", false, "run even if this kernel cannot enforce the whole grant; every output then says DEGRADED")
 	fl.BoolVar(&f.json, "json", false, "machine-readable output (for a run: one JSON object on stderr at exit)")
@@ -50,6 +52,7 @@ func (f *policyFlags) spec() run.Spec {
 		Workdir:    f.workdir,
 		AllowRead:  f.allowRead,
 		AllowWrite: f.allowWrite,
+		AllowUnix:  f.allowUnix,
 		KeepEnv:    f.keepEnv,
 		BestEffort: f.bestEffort,
 	}

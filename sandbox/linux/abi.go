@@ -179,7 +179,7 @@ func landlockVersions() []landlockVersion {
 			Meaning: "connecting and sending to pathname UNIX sockets (RESOLVE_UNIX)",
 			Feature: "landlock.unix_path",
 			With:    "connect() to pathname UNIX sockets is confined by path",
-			Without: "with desktop=off, UNIX sockets cannot be created at all (socketpair still works), since connect() to the D-Bus bus or an ssh agent could not be confined",
+			Without: "with desktop=off, wrun mediates every connect, bind and addressed send (seccomp user notification; the hands process inside the sandbox performs them) and connects only to sockets the sandbox bound or --allow-unix names; where it cannot mediate (no namespaces, or a wrun inside another) UNIX sockets cannot be created at all (stream socketpairs still work, datagram ones do not)",
 		},
 	}
 }

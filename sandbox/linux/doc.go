@@ -10,6 +10,14 @@
 // only maps each observed call onto an access.Op and its ruleset (handled
 // Landlock rights, carved rules, mounts) onto an access.Platform.
 //
+// Below Landlock ABI 9 it also mediates the calls that name a socket
+// address (connect, bind, addressed sends): the same notification
+// listener receives them, and rather than let one continue, wrun
+// (mediate.go) takes the child's socket and a copy of the address and has
+// the hands process, inside the sandbox, perform the call (hands.go), so
+// that pathname UNIX sockets bound outside the sandbox stay out of reach
+// without a check-to-use gap.
+//
 // It is the only package that makes sandboxing system calls; every file
 // that does is built for Linux only. The kernel facts it relies on, the
 // Landlock ABI versions and errata, are one table (abi.go) that builds and

@@ -220,7 +220,7 @@ wait:
 		if faults > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
 		}
-		res.Observed = true
+		res.Observed = obs.observing
 	}
 	if aud != nil {
 		// The restricting process: wrun itself, or the stage.

@@ -153,6 +153,12 @@ type observer struct {
 	// decoding what the child passed): each was let continue, so the
 	// kernel still decided, but its denial may be missing.
 	faults int
+	// observing: the filter sends the calls to report (Observe); without
+	// it the observer only mediates.
+	observing bool
+	// med performs the mediated socket calls (mediate.go); nil without
+	// mediation.
+	med *mediator
 }
 
 func newObserver(fd int, pl *Plan) (*observer, error) {
@@ -162,7 +168,7 @@ func newObserver(fd int, pl *Plan) (*observer, error) {
 		return nil, fmt.Errorf("starting the denial observer: %w", err)
 	}
 	o := &observer{fd: fd, model: pl.accessModel(), calls: map[uint32]observedCall{},
-		stopR: p[0], stopW: p[1]}
+		stopR: p[0], stopW: p[1], observing: pl.seccomp.Observe}
 	o.idle = sync.NewCond(&o.mu)
 	for _, c := range observedCalls() {
 		o.calls[c.nr] = c
@@ -195,6 +201,23 @@ func (o *observer) run() {
 			}
 			return
 		}
+		if o.med != nil && isMediated(uint32(n.Data.Nr)) {
+			// Served on a goroutine of its own: the call may block. It
+			// stays counted busy until it has been answered. The child
+			// chooses how many wait at once: beyond a bound (each holds
+			// descriptors in wrun) a call fails at once.
+			if !o.med.admit() {
+				o.answer(n.ID, 0, unix.EAGAIN)
+				o.setBusy(-1)
+				continue
+			}
+			go func() {
+				defer o.med.release()
+				defer o.setBusy(-1)
+				o.mediate(&n)
+			}()
+			continue
+		}
 		o.handleSafely(&n)
 		o.setBusy(-1)
 	}
@@ -217,6 +240,11 @@ func (o *observer) setBusy(d int) {
 func (o *observer) stop() ([]sandbox.Denial, int) {
 	_, _ = unix.Write(o.stopW, []byte{0})
 	unix.Close(o.stopW)
+	if o.med != nil {
+		// A process kept in the background may wait in a mediated call:
+		// it fails now, and so does every later one (the listener closes).
+		o.med.close()
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for o.busy > 0 {

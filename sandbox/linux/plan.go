@@ -48,6 +48,9 @@ type Plan struct {
 	// audit: read Landlock's audit records of the run where the kernel
 	// offers them (ABI 7) and auditing is on.
 	audit bool
+	// Unix says how pathname UNIX sockets outside the sandbox are kept
+	// out (see planUnix).
+	Unix UnixMechanism `json:"unix_sockets"`
 }
 
 type creation struct {
@@ -88,15 +91,12 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl.seccomp.Observe = f.UserNotif && !o.NoObserve && !o.KeepBackground
 	// Landlock's audit records (ABI 7) are read under the same switch.
 	pl.audit = offered.Flags&llRestrictSelfLogNewExecOn != 0 && !o.NoObserve && !o.KeepBackground
-	if !p.IPC.PathUnixOutside && offered.FS&llResolveUnix == 0 {
-		pl.seccomp.DenyUnix = true
-		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (socketpair still works): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket; %s can", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
-	}
 
 	// Namespaces, wherever wrun can make them: as root directly, otherwise
 	// inside a user namespace.
 	pl.stage = f.MountNS || f.UserNS
 	pl.viaUserNS = pl.stage && !f.MountNS
+	pl.planUnix(f, offered)
 	pl.seccomp.IsolatedIPC = pl.stage
 	if !pl.stage {
 		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, but metadata outside the write scope is not restricted (chmod, utimes), and the child shares wrun's PID namespace: it sees every process in /proc, may signal the thread of wrun it was started from (ending wrun before its checks after the run), and processes it starts may survive a wrun killed with SIGKILL")

@@ -25,7 +25,7 @@ func (pl *Plan) Report() sandbox.Report {
 		// What NewPlan would choose: mounts wherever wrun can make them.
 		MountProtection: pl.Features.MountNS || pl.Features.UserNS,
 		UnixConfined:    k.rights().FS&llResolveUnix != 0,
-		NetworkIPC:      k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp),
+		NetworkIPC:      pl.unixLine(k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp)),
 	}
 }
 

@@ -45,11 +45,15 @@ type restriction struct {
 // restriction is what the plan's child must run under. auditLog asks
 // Landlock to log the child's denials (wrun reads them).
 func (pl *Plan) restriction(auditLog bool) *restriction {
+	rules := pl.fsRules()
+	if pl.seccomp.Mediate {
+		rules = append(rules, handsExeRules()...)
+	}
 	return &restriction{
 		Mounts:    pl.Mounts,
 		Landlock:  pl.ABI > 0,
 		HandledFS: pl.attr.handledFS, HandledNet: pl.attr.handledNet, Scoped: pl.attr.scoped,
-		Rules:    pl.fsRules(),
+		Rules:    rules,
 		AuditLog: auditLog,
 		Seccomp:  pl.Features.Seccomp,
 		Filter:   pl.seccomp,
@@ -81,6 +85,16 @@ func (r *restriction) filter() []bpf.Instruction {
 // r.filter(), built beforehand (possibly on another thread). It returns
 // the seccomp listener, or -1 when nothing observes.
 func restrict(r *restriction, rs *ruleset, prog []bpf.Instruction) (listener int, err error) {
+	return restrictWith(r, rs, prog, nil)
+}
+
+// restrictWith is restrict with beforeFilter called (when not nil) once
+// the thread is in the command's Landlock domain and before the seccomp
+// filter is loaded: the stage forks the hands there (hands.go). Where an
+// enclosing filter holds the listener already, r.Filter is changed to what
+// was loaded instead: no observer, no mediation, and AF_UNIX sockets
+// refused where mediation would have confined them.
+func restrictWith(r *restriction, rs *ruleset, prog []bpf.Instruction, beforeFilter func() error) (listener int, err error) {
 	if r.InMountNS || len(r.Mounts) > 0 {
 		if err := enterMountNS(!r.InMountNS); err != nil {
 			return -1, err
@@ -104,16 +118,26 @@ func restrict(r *restriction, rs *ruleset, prog []bpf.Instruction) (listener int
 			return -1, err
 		}
 	}
+	if beforeFilter != nil {
+		if err := beforeFilter(); err != nil {
+			return -1, err
+		}
+	}
 	if !r.Seccomp {
 		return -1, nil
 	}
-	fd, err := loadFilter(prog, r.Filter.Observe)
-	if errors.Is(err, unix.EBUSY) && r.Filter.Observe {
+	listen := r.Filter.Observe || r.Filter.Mediate
+	fd, err := loadFilter(prog, listen)
+	if errors.Is(err, unix.EBUSY) && listen {
 		// An enclosing filter has a listener already (the kernel allows
-		// one): enforce the same filter without the observer.
-		spec := r.Filter
-		spec.Observe = false
-		return loadFilter(buildFilter(spec), false)
+		// one): enforce the same filter without the observer, and refuse
+		// AF_UNIX sockets rather than mediate them.
+		r.Filter.Observe = false
+		if r.Filter.Mediate {
+			r.Filter.Mediate = false
+			r.Filter.DenyUnix = true
+		}
+		return loadFilter(buildFilter(r.Filter), false)
 	}
 	return fd, err
 }

@@ -14,14 +14,20 @@ import (
 type seccompSpec struct {
 	// DenyInet: no socket family but AF_UNIX may be created.
 	DenyInet bool `json:"deny_inet,omitempty"`
-	// DenyUnix: AF_UNIX sockets may not be created either (socketpair
-	// still works). Used where Landlock cannot confine connect() to
+	// DenyUnix: AF_UNIX sockets may not be created either, nor datagram
+	// socketpairs (stream and seqpacket ones still work). Used where Landlock cannot confine connect() to
 	// pathname sockets (ABI < 9).
 	DenyUnix bool `json:"deny_unix,omitempty"`
 	// Observe sends mutating file system calls, connect and bind to the
 	// observer (which lets them continue), and refused socket families too
 	// (which it answers with EPERM), so that denials are reported.
 	Observe bool `json:"observe,omitempty"`
+	// Mediate sends every call that names a socket address (connect,
+	// bind, sendto with an address, sendmsg, sendmmsg) to wrun, which
+	// never lets one continue: the hands process performs it (see
+	// hands.go). AF_UNIX sockets and datagram socketpairs are then
+	// allowed.
+	Mediate bool `json:"mediate,omitempty"`
 	// IsolatedIPC: the child has an IPC namespace of its own, so SysV IPC
 	// and POSIX message queues reach only the sandbox's own objects.
 	// Without it those calls are refused: Landlock has no hook for them,
@@ -37,6 +43,9 @@ const (
 	offArch = 4
 	offArgs = 16 // args[i] low word at offArgs+8*i on little-endian machines
 )
+
+// seccompFilterFlagWaitKillableRecv is SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV.
+const seccompFilterFlagWaitKillableRecv = 1 << 5
 
 // Return values.
 const (
@@ -138,10 +147,38 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(sock))})
 		prog = append(prog, sock...)
 	}
+	if spec.DenyUnix {
+		prog = append(prog, socketpairRule()...)
+	}
+	if spec.Mediate {
+		prog = append(prog, mediateFilter()...)
+	}
 	if spec.Observe {
 		prog = append(prog, observeFilter(observedCalls())...)
 	}
 	return append(prog, bpf.RetConstant{Val: retAllow})
+}
+
+// socketpairRule refuses socketpair(AF_UNIX, SOCK_DGRAM): an unbound
+// datagram socket can sendto (or connect to) any pathname socket, so where
+// AF_UNIX sockets are refused because connect() cannot be confined, the
+// datagram pair is refused with them. Stream and seqpacket pairs are
+// connected for good: an address given to their sends is refused or
+// ignored by the kernel. The type's low bits are compared without the
+// SOCK_NONBLOCK and SOCK_CLOEXEC flags. The accumulator holds the system
+// call number on entry and on exit.
+func socketpairRule() []bpf.Instruction {
+	const typeFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+	code := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArgs, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 4},
+		bpf.LoadAbsolute{Off: offArgs + 8*1, Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(typeFlags)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipFalse: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	}
+	return append([]bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKETPAIR, SkipFalse: uint8(len(code))}}, code...)
 }
 
 // argumentRules refuses the calls that reach outside the sandbox, or
@@ -248,9 +285,17 @@ func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
 	const seccompSetModeFilter = 1
 	var flags uintptr
 	if listener {
-		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		// Once wrun has received a notification, only a fatal signal
+		// interrupts the wait for its answer: a mediated call is performed
+		// by the hands, and a restart after a signal would perform it twice.
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | seccompFilterFlagWaitKillableRecv
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
+	if errno == unix.EINVAL && listener {
+		// A kernel before 5.19 has no such flag.
+		flags &^= seccompFilterFlagWaitKillableRecv
+		fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
+	}
 	if errno != 0 {
 		return -1, fmt.Errorf("loading the seccomp filter: %w", errno)
 	}

@@ -245,10 +245,43 @@ func TestSeccompSocketFamilies(t *testing.T) {
 				t.Errorf("%+v: socket(%s): %s, want %s", s.spec, f.name, verdict(got), verdict(want))
 			}
 		}
-		// socketpair is not filtered: it makes no socket reachable from
-		// outside.
+		// A stream socketpair is not filtered: it makes no socket
+		// reachable from outside.
 		if got := runFilter(t, s.spec, data(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_STREAM, 0)); got != allow {
 			t.Errorf("%+v: socketpair(AF_UNIX): %s, want ALLOW", s.spec, verdict(got))
+		}
+	}
+}
+
+// A datagram socketpair can sendto any pathname socket: where AF_UNIX
+// sockets are refused, it is refused too, whatever flags ride on its type;
+// stream and seqpacket pairs, and every pair elsewhere, are allowed.
+func TestSeccompSocketpairDatagram(t *testing.T) {
+	const hi = 1 << 32
+	types := []struct {
+		name  string
+		typ   uint64
+		dgram bool
+	}{
+		{"SOCK_STREAM", unix.SOCK_STREAM, false},
+		{"SOCK_SEQPACKET", unix.SOCK_SEQPACKET, false},
+		{"SOCK_DGRAM", unix.SOCK_DGRAM, true},
+		{"SOCK_DGRAM|SOCK_CLOEXEC", unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, true},
+		{"SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC", unix.SOCK_DGRAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, true},
+		{"SOCK_DGRAM with high bits set", hi | unix.SOCK_DGRAM, true},
+		{"SOCK_STREAM|SOCK_CLOEXEC", unix.SOCK_STREAM | unix.SOCK_CLOEXEC, false},
+	}
+	for _, spec := range allSpecs {
+		for _, ty := range types {
+			for _, fam := range []uint64{unix.AF_UNIX, hi | unix.AF_UNIX, unix.AF_INET} {
+				want := uint32(retAllow)
+				if spec.DenyUnix && ty.dgram && uint32(fam) == unix.AF_UNIX {
+					want = retEPERM
+				}
+				if got := runFilter(t, spec, data(unix.SYS_SOCKETPAIR, fam, ty.typ, 0)); got != want {
+					t.Errorf("%+v: socketpair(%#x, %s): %s, want %s", spec, fam, ty.name, verdict(got), verdict(want))
+				}
+			}
 		}
 	}
 }

@@ -73,6 +73,9 @@ type stage2Spec struct {
 	// KeepBackground: the stage stays, reaping, until the last process of
 	// the sandbox has ended, rather than ending them with itself.
 	KeepBackground bool `json:"keep_background,omitempty"`
+	// AllowUnix are the sockets outside the sandbox the hands may connect
+	// to (--allow-unix), when the restriction mediates.
+	AllowUnix []string `json:"allow_unix,omitempty"`
 }
 
 // The stage talks back over a SOCK_SEQPACKET socket: an optional
@@ -176,6 +179,7 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 		ExtraFDs:       len(c.ExtraFiles),
 		Interactive:    interactive,
 		KeepBackground: pl.Options.KeepBackground,
+		AllowUnix:      pl.Policy.IPC.UnixSockets,
 	}
 	// The stage makes the protected mounts itself, in the namespace it is
 	// cloned into, before it restricts the launch thread.
@@ -253,7 +257,7 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 	end := stageEnd{}
 	for {
 		buf := make([]byte, 4096)
-		oob := make([]byte, unix.CmsgSpace(4))
+		oob := make([]byte, unix.CmsgSpace(8))
 		n, oobn, _, _, err := unix.Recvmsg(int(back.Fd()), buf, oob, 0)
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -274,9 +278,12 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 		}
 		switch msg.Kind {
 		case stageListener:
-			fd, perr := parseRights(oob[:oobn])
+			fds, perr := parseRightsN(oob[:oobn])
 			if perr == nil {
-				obs, perr = newObserver(fd, pl)
+				obs, perr = newObserver(fds[0], pl)
+			}
+			if perr == nil && len(fds) == 2 {
+				obs.med = newMediator(fds[1])
 			}
 			if perr != nil {
 				kill()
@@ -359,25 +366,15 @@ func (e *userNSError) Error() string {
 	return "creating a user namespace for the sandbox: " + e.err.Error()
 }
 
-func parseRights(oob []byte) (int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil || len(msgs) != 1 {
-		return -1, fmt.Errorf("second stage: bad control message: %v", err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		return -1, fmt.Errorf("second stage: bad file descriptor message: %v", err)
-	}
-	unix.CloseOnExec(fds[0])
-	return fds[0], nil
-}
-
 // Stage2 is the stage: the init of the sandbox's PID namespace. It makes
 // the sandbox's view of the file system, restricts a locked thread of its
 // own and forks the command from it, then reaps every process of the
 // namespace, forwards the signals wrun sends it, and reports the
 // command's status to wrun. It never returns.
 func Stage2() {
+	if len(os.Args) > 1 && os.Args[1] == handsArg {
+		Hands()
+	}
 	runtime.LockOSThread()
 	_ = MarkInheritedFDsCloseOnExec()
 	const back = 4
@@ -458,14 +455,37 @@ func Stage2() {
 	lc := make(chan launched, 1)
 	go func() {
 		runtime.LockOSThread()
-		listener, err := restrict(r, rs, prog)
+		var hp *handsProc
+		listener, err := restrictWith(r, rs, prog, func() error {
+			if !r.Filter.Mediate {
+				return nil
+			}
+			var err error
+			hp, err = startHands(spec.AllowUnix)
+			return err
+		})
 		if err != nil {
 			lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
 			return
 		}
+		if hp != nil && !r.Filter.Mediate {
+			hp.stop() // an enclosing wrun holds the listener: no mediation
+			hp = nil
+		}
 		if listener >= 0 {
-			err := send(stageMsg{Kind: stageListener}, []int{listener})
+			fds := []int{listener}
+			if hp != nil {
+				fds = append(fds, hp.sock)
+			}
+			// Sent from another thread: this one is under the filter now,
+			// and its sendmsg would wait for the listener it sends.
+			sent := make(chan error, 1)
+			go func() { sent <- send(stageMsg{Kind: stageListener}, fds) }()
+			err := <-sent
 			unix.Close(listener)
+			if hp != nil {
+				unix.Close(hp.sock)
+			}
 			if err != nil {
 				lc <- launched{err: &sandbox.StartError{Code: 125, Err: fmt.Errorf("handing the observer its descriptor: %w", err)}}
 				return

@@ -65,6 +65,9 @@ func errnoName(e syscall.Errno) string {
 }
 
 func do(op string, args []string) error {
+	if ok, err := doUnix(op, args); ok {
+		return err
+	}
 	arg := func(i int) string {
 		if i < len(args) {
 			return args[i]
