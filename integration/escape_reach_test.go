@@ -147,7 +147,7 @@ func TestEscapeReachWrun(t *testing.T) {
 				return ""
 			}},
 		{name: "see wrun and the processes outside in /proc",
-			sh:     `readlink /proc/$WRUN_PID/exe; for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline; echo; done 2>/dev/null`,
+			sh: `readlink /proc/$WRUN_PID/exe; for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline; echo; done 2>/dev/null`,
 			// The command shares wrun's PID namespace (what the matrix
 			// refuses as shell.wrun), and /proc shows every process.
 			carved: "shell.wrun"},
