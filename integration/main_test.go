@@ -83,6 +83,18 @@ func requireABI(t *testing.T, n int) {
 	}
 }
 
+// requireRefer skips a test of a tool that renames files across
+// directories (cargo, git) where the Landlock ABI wrun uses, capped by
+// WRUN_LANDLOCK_ABI, lacks REFER (ABI 2): there Landlock refuses every such
+// rename, even inside writable trees, which the support matrix names as a
+// limit of ABI 1, not a protection.
+func requireRefer(t *testing.T) {
+	t.Helper()
+	if abi := matrixFeatures(runOpts{}).LandlockABI; abi < 2 {
+		t.Skipf("renames across directories need Landlock ABI 2 (REFER); wrun uses ABI %d here (WRUN_LANDLOCK_ABI caps it)", abi)
+	}
+}
+
 // result is how a command ended.
 type result struct {
 	stdout, stderr string
