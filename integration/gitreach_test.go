@@ -261,7 +261,7 @@ func TestKilledWrunIsCheckedByTheNextRun(t *testing.T) {
 				`H=$(git rev-parse HEAD) && (mkdir .git/rebase-merge && cd .git/rebase-merge && echo refs/heads/main > head-name && ` +
 				`echo $H > onto && echo $H > orig-head && touch interactive done && echo 0 > msgnum && echo 1 > end && ` +
 				`printf 'exec touch %s/pwned\n' "$F" > git-rebase-todo); touch $F/ws/src/planted && exec sleep 60`
-			cmd := exec.Command(bins.wrun, append(keepArgs(), "--grant", "write", "--", "sh", "-c", plant)...)
+			cmd := exec.Command(bins.wrun, wrunArgs(t, o, append(keepArgs(), "--grant", "write", "--", "sh", "-c", plant)...)...)
 			cmd.Dir = o.dir
 			cmd.Env = append(os.Environ(), o.env...)
 			if m.cred != nil {

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/sandbox/linux"
 )
 
@@ -81,6 +83,18 @@ func requireABI(t *testing.T, n int) {
 	}
 }
 
+// requireRefer skips a test of a tool that renames files across
+// directories (cargo, git) where the Landlock ABI wrun uses, capped by
+// WRUN_LANDLOCK_ABI, lacks REFER (ABI 2): there Landlock refuses every such
+// rename, even inside writable trees, which the support matrix names as a
+// limit of ABI 1, not a protection.
+func requireRefer(t *testing.T) {
+	t.Helper()
+	if abi := matrixFeatures(runOpts{}).LandlockABI; abi < 2 {
+		t.Skipf("renames across directories need Landlock ABI 2 (REFER); wrun uses ABI %d here (WRUN_LANDLOCK_ABI caps it)", abi)
+	}
+}
+
 // result is how a command ended.
 type result struct {
 	stdout, stderr string
@@ -100,6 +114,10 @@ type runOpts struct {
 	cred  *syscall.Credential
 	// ambient capabilities for the started process (needs root).
 	ambient []uintptr
+	// bestEffort: where the support matrix refuses the run, wrun (the
+	// helper) asserts the refusal once, then runs it with --best-effort,
+	// degraded, to test what the degraded mode still holds.
+	bestEffort bool
 }
 
 func run(t *testing.T, o runOpts, argv ...string) result {
@@ -128,10 +146,164 @@ func run(t *testing.T, o runOpts, argv ...string) result {
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
 }
 
-// wrun runs wrun with args in dir.
+// wrun runs wrun with args in dir. Where the support matrix refuses the
+// run (the grant in this environment: the simulated Landlock ABI, user
+// namespaces, the user), it asserts that wrun refuses with exit 125 naming
+// each protection nothing holds, and then either skips the test ("refused
+// by the matrix: ...") or, with o.bestEffort, runs it with --best-effort.
 func wrun(t *testing.T, o runOpts, args ...string) result {
 	t.Helper()
-	return run(t, o, append([]string{bins.wrun}, args...)...)
+	return run(t, o, append([]string{bins.wrun}, wrunArgs(t, o, args...)...)...)
+}
+
+// wrunArgs is what wrun does before it runs: for tests that start wrun
+// themselves, the arguments to start it with (--best-effort added, or
+// the test skipped, where the matrix refuses the run).
+func wrunArgs(t *testing.T, o runOpts, args ...string) []string {
+	t.Helper()
+	if env, refused, keys := matrixRefusals(o, args); len(refused) > 0 {
+		if !o.bestEffort || !degradable(keys) {
+			r := run(t, o, append([]string{bins.wrun}, args...)...)
+			checkRefused(t, r, env, refused)
+			t.Skipf("refused by the matrix (%s): %s", env, strings.Join(refused, "; "))
+		}
+		key := env + "\x00" + grantOf(args)
+		if _, done := refusalChecked.LoadOrStore(key, true); !done {
+			r := run(t, o, bins.wrun, "--grant", grantOf(args), "--", "true")
+			checkRefused(t, r, env, refused)
+		}
+		args = append([]string{"--best-effort"}, args...)
+	}
+	return args
+}
+
+// refusalChecked remembers the environments and grants whose refusal a
+// bestEffort run has asserted already.
+var refusalChecked sync.Map
+
+// checkRefused fails the test unless r is wrun's refusal of the
+// protections the matrix names.
+func checkRefused(t *testing.T, r result, env string, refused []string) {
+	t.Helper()
+	if r.code != 125 || !strings.Contains(r.stderr, "nothing holds it here: "+env) {
+		t.Fatalf("the support matrix refuses this run (%s: %s), but wrun did not refuse it with 125 naming the environment:\n%s", env, strings.Join(refused, "; "), r)
+	}
+	for _, what := range refused {
+		if !strings.Contains(r.stderr, what) {
+			t.Errorf("wrun's refusal does not name %q:\n%s", what, r)
+		}
+	}
+}
+
+// grantOf is the grant a command line of wrun asks for.
+func grantOf(args []string) string {
+	g := grant.DefaultPreset
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return g
+		case (a == "--grant" || a == "-g") && i+1 < len(args):
+			g = args[i+1]
+		case strings.HasPrefix(a, "--grant="):
+			g = strings.TrimPrefix(a, "--grant=")
+		}
+	}
+	return g
+}
+
+// matrixFeatures is what wrun, started with o, finds on this machine: the
+// test process's probe, less CAP_SYS_ADMIN for another user, less user
+// namespaces with WRUN_NO_USERNS=1, with the Landlock ABI capped by
+// WRUN_LANDLOCK_ABI (o's variables override the test's own).
+func matrixFeatures(o runOpts) linux.Features {
+	f := bins.features
+	if o.cred != nil && o.cred.Uid != 0 {
+		f.Root, f.MountNS = false, false
+	}
+	get := func(name string) string {
+		v := os.Getenv(name)
+		for _, kv := range o.env {
+			if val, ok := strings.CutPrefix(kv, name+"="); ok {
+				v = val
+			}
+		}
+		return v
+	}
+	if get("WRUN_NO_USERNS") == "1" {
+		f.UserNS = false
+	}
+	if n, err := strconv.Atoi(get("WRUN_LANDLOCK_ABI")); err == nil && n < f.LandlockABI {
+		f.LandlockABI = n
+	}
+	return f
+}
+
+// matrixRefusals names this environment's row and what the support matrix
+// refuses of the run args asks for, with the protections' keys (nothing
+// for --best-effort runs and for subcommands: explain, doctor).
+func matrixRefusals(o runOpts, args []string) (env string, refused, keys []string) {
+	run := false
+	for _, a := range args {
+		if a == "--best-effort" {
+			return "", nil, nil
+		}
+		if a == "--" {
+			run = true
+			break
+		}
+	}
+	if !run || len(args) == 0 || !strings.HasPrefix(args[0], "-") {
+		return "", nil, nil
+	}
+	g, err := grant.Parse(grantOf(args))
+	if err != nil {
+		return "", nil, nil
+	}
+	e := matrixFeatures(o).Env()
+	for _, r := range e.Refusals(g, linux.Need{}) {
+		refused = append(refused, r.Protection.What)
+		keys = append(keys, r.Protection.Key)
+	}
+	return e.Name(), refused, keys
+}
+
+// degradable reports whether a run refused for keys may be tested
+// degraded (--best-effort): only where what is refused is what carved
+// rules are known to leave open, and which the acts that attempt it
+// assert as refusals (noNamespaces). Where more is refused (an older
+// kernel without namespaces), the degraded run would let acts through
+// that the matrix already says nothing holds: the refusal is all there is
+// to test.
+func degradable(keys []string) bool {
+	for _, k := range keys {
+		switch k {
+		case "files.metadata", "shell.wrun", "files.create":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// refusedByMatrix asserts that the support matrix refuses protection key
+// in mode m, and that wrun, run in m without --best-effort, refuses with
+// exit 125 naming it; it reports whether it did (the caller then returns:
+// the refusal is what holds the act).
+func refusedByMatrix(t *testing.T, m escapeMode, key string) bool {
+	t.Helper()
+	o := modeOpts(m, modeDir(t, m))
+	o.bestEffort = false
+	e := matrixFeatures(o).Env()
+	for _, r := range e.Refusals(grant.Grant{}, linux.Need{CreateBeside: true}) {
+		if r.Protection.Key != key {
+			continue
+		}
+		res := run(t, o, bins.wrun, "--grant", "inspect", "--", "true")
+		checkRefused(t, res, e.Name(), []string{r.Protection.What})
+		t.Logf("refused by the matrix (%s): %s: %s", e.Name(), r.Protection.What, r.Why)
+		return true
+	}
+	return false
 }
 
 // probe runs the probe under wrun with the given grant in dir and returns
@@ -233,7 +405,7 @@ func modeDir(t *testing.T, m escapeMode) string {
 
 // modeOpts runs in dir as the mode's user, with the mode's environment.
 func modeOpts(m escapeMode, dir string, env ...string) runOpts {
-	o := runOpts{dir: dir, cred: m.cred}
+	o := runOpts{dir: dir, cred: m.cred, bestEffort: m.bestEffort}
 	if m.cred != nil {
 		o.env = append(o.env, "HOME=/nonexistent")
 	}

@@ -69,6 +69,7 @@ func checkSucceededQuietly(t *testing.T, dir string, argv ...string) recordedDen
 
 func TestVerifySucceededCargoTestAsksNothing(t *testing.T) {
 	requireABI(t, 3)
+	requireRefer(t)
 	requireTool(t, "cargo")
 	ws := workspace(t)
 	cargoWorkspace(t, ws)

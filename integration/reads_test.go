@@ -159,6 +159,9 @@ func TestUsersPrivateTempFilesAreHidden(t *testing.T) {
 	}
 	for _, m := range [][]string{nil, {"WRUN_NO_USERNS=1"}} {
 		env.env = append([]string{"HOME=/nonexistent"}, m...)
+		// Without namespaces the matrix refuses the grant: degraded,
+		// Landlock still hides the file.
+		env.bestEffort = m != nil
 		if r := wrun(t, env, "--", "cat", f); strings.Contains(r.stdout, "SECRET-nobody") {
 			t.Errorf("%v: nobody's private file in /tmp is readable:\n%s", m, r)
 		}

@@ -80,6 +80,11 @@ type Report struct {
 	// NetworkIPC says, line by line, how the policy's network and IPC
 	// limits are enforced here, and which are not.
 	NetworkIPC []string `json:"network_ipc,omitempty"`
+	// Environment names this machine's row of the support matrix, and
+	// Protections says, line by line, which mechanism holds each
+	// protection of the grant there (or that nothing does).
+	Environment string   `json:"environment,omitempty"`
+	Protections []string `json:"protections,omitempty"`
 }
 
 // Command is the child to run.

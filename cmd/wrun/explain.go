@@ -166,6 +166,13 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 
+	if len(rep.Protections) > 0 {
+		section(w, "Held on this machine ("+rep.Environment+"), protection by protection:")
+		for _, l := range rep.Protections {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+
 	section(w, "Environment:")
 	fmt.Fprintln(w, "  rule: an allowlist of exact names; a variable of this environment reaches the child only when its family below names it, or with --keep-env NAME")
 	families := make([]string, 0, len(policy.EnvFamilies))

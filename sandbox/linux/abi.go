@@ -367,7 +367,7 @@ func (k landlockKernel) doctor(landlockError string) []sandbox.Feature {
 		if !f.Available {
 			f.Consequence = v.Without
 			if v.Essential {
-				f.Consequence = "wrun refuses to run (or runs degraded with --best-effort): " + v.Without
+				f.Consequence = v.Without + ", unless another mechanism holds it (the matrix rows below say which; where none does, wrun refuses to run)"
 			}
 		}
 		out = append(out, f)

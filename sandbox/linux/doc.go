@@ -21,5 +21,8 @@
 // It is the only package that makes sandboxing system calls; every file
 // that does is built for Linux only. The kernel facts it relies on, the
 // Landlock ABI versions and errata, are one table (abi.go) that builds and
-// is tested on any system.
+// is tested on any system; so is the support matrix (matrix.go), which
+// says, for each environment (Landlock ABI, privileges, user namespaces),
+// which mechanism holds each protection of a grant, and from which alone
+// NewPlan decides to run, refuse or run degraded.
 package linux

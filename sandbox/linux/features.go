@@ -29,6 +29,17 @@ type Features struct {
 	MountNS bool `json:"mount_namespace"`
 	// Root: wrun runs as uid 0; the child's capabilities are then dropped.
 	Root bool `json:"root"`
+	// NoMountAPI: the kernel lacks open_tree, move_mount or
+	// mount_setattr (before Linux 5.12), which the stage's view is made
+	// with. Probed by calling each with an invalid descriptor: ENOSYS
+	// means missing.
+	NoMountAPI bool `json:"no_mount_api,omitempty"`
+	// Nested: wrun runs inside another wrun (WRUN_SANDBOX is set), whose
+	// seccomp filter refuses mounts and user namespaces.
+	Nested bool `json:"nested"`
+	// ProcMasked: something is mounted inside /proc (a container's masked
+	// paths), so a user namespace cannot mount a fresh /proc.
+	ProcMasked bool `json:"proc_masked"`
 	// Audit is filled by ProbeAudit for wrun doctor only: the launch path
 	// asks the kernel itself, when it starts a run.
 	Audit AuditStatus `json:"audit"`
@@ -66,7 +77,53 @@ func Probe() Features {
 	f.Root = os.Geteuid() == 0
 	f.MountNS = hasCapSysAdmin()
 	f.UserNS = userNSAllowed()
+	f.NoMountAPI = !mountAPI()
+	f.ProcMasked = procMasked()
+	// Inside another wrun its seccomp filter refuses new user namespaces
+	// (and the child holds no capability): asking would only fail.
+	if os.Getenv("WRUN_SANDBOX") != "" {
+		f.Nested = true
+		f.UserNS = false
+	}
 	return f
+}
+
+// Env is this machine's row of the support matrix.
+func (f Features) Env() Env {
+	return Env{Landlock: f.landlock(), Root: f.Root, SysAdmin: f.MountNS, UserNS: f.UserNS,
+		MountAPI: !f.NoMountAPI, Nested: f.Nested, ProcMasked: f.ProcMasked}
+}
+
+// mountAPI reports whether the kernel has the mount calls the stage uses.
+// Each is called with a descriptor that cannot be valid: a kernel that has
+// the call fails with EBADF (or EINVAL), one that lacks it with ENOSYS.
+func mountAPI() bool {
+	for _, nr := range []uintptr{unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_MOUNT_SETATTR} {
+		if _, _, errno := unix.Syscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0); errno == unix.ENOSYS {
+			return false
+		}
+	}
+	return true
+}
+
+// procMasked reports whether anything is mounted below /proc other than
+// binfmt_misc (which a fresh /proc allows, being on an empty directory).
+func procMasked() bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if strings.HasPrefix(mp, "/proc/") && mp != "/proc/sys/fs/binfmt_misc" {
+			return true
+		}
+	}
+	return false
 }
 
 // landlock is what the kernel's Landlock offers, as the table of kernel

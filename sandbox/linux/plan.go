@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -45,6 +46,13 @@ type Plan struct {
 	// viaUserNS: the stage's namespaces are made inside a new user
 	// namespace (wrun lacks CAP_SYS_ADMIN).
 	viaUserNS bool
+	// netNS: the stage also gets a network namespace (network off, and
+	// Landlock cannot scope abstract UNIX sockets).
+	netNS bool
+	// env and need are the support matrix's row and the plan's facts,
+	// for explain.
+	env  Env
+	need Need
 	// audit: read Landlock's audit records of the run where the kernel
 	// offers them (ABI 7) and auditing is on.
 	audit bool
@@ -64,7 +72,13 @@ type creation struct {
 func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl := &Plan{Policy: p, Features: f, ABI: f.LandlockABI, Options: o, DropCaps: f.Root}
 	k := f.landlock()
+	env := f.Env()
+	// What Landlock lacks is listed for explain; whether it matters is the
+	// support matrix's decision (below): another mechanism may hold it.
 	pl.Gaps = k.gaps(f.LandlockError)
+	for i := range pl.Gaps {
+		pl.Gaps[i].Essential = false
+	}
 	if !f.Seccomp {
 		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: "seccomp filter", Consequence: "ptrace, io_uring, bpf and socket families are not restricted", Need: "seccomp", Essential: true})
 	}
@@ -94,7 +108,10 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 
 	// Namespaces, wherever wrun can make them: as root directly, otherwise
 	// inside a user namespace.
-	pl.stage = f.MountNS || f.UserNS
+	pl.stage = env.stage()
+	// Below Landlock ABI 6 abstract UNIX sockets are not scoped: with the
+	// network off, a network namespace of its own holds them.
+	pl.netNS = pl.stage && !p.Network.Allow && !p.IPC.AbstractUnixOutside && pl.attr.scoped&llScopeAbstractUnix == 0
 	pl.viaUserNS = pl.stage && !f.MountNS
 	pl.planUnix(f, offered)
 	pl.seccomp.IsolatedIPC = pl.stage
@@ -144,6 +161,18 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl.Rules = rules
 	pl.Notes = append(pl.Notes, notes...)
 
+	// The support matrix decides: what nothing on this machine holds
+	// refuses the run, or with --best-effort degrades it.
+	need := Need{CreateBeside: len(p.Protected) > len(pl.Sweep)+len(pl.Mounts) && p.Grant.Files == grant.FilesWrite}
+	pl.env, pl.need = env, need
+	for _, r := range env.Refusals(p.Grant, need) {
+		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: r.Protection.What, Consequence: "nothing holds it here: " + env.Name(),
+			Need: r.Why, Essential: true})
+	}
+	if rem := env.Remedy(); rem != "" && !env.Nested && env.MountAPI && len(pl.Gaps) > 0 && pl.Gaps[len(pl.Gaps)-1].Essential {
+		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: "the stage (the namespaces that would hold these)", Need: "user namespaces: " + rem,
+			Consequence: env.whyNoStage(), Essential: true})
+	}
 	var essential bool
 	for _, g := range pl.Gaps {
 		essential = essential || g.Essential

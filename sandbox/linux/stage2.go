@@ -203,6 +203,11 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS,
 		Setpgid:    !interactive,
 	}
+	if pl.netNS {
+		// Abstract UNIX sockets live in a network namespace: a new one
+		// holds them where Landlock cannot scope them (below ABI 6).
+		attr.Cloneflags |= unix.CLONE_NEWNET
+	}
 	if !pl.Options.KeepBackground {
 		// When wrun dies, the stage dies, and with the init of its PID
 		// namespace every process of the sandbox.
@@ -625,7 +630,13 @@ func makeView(spec *stage2Spec) error {
 	}
 	spec.Restriction.Mounts = nil // made: restrict has nothing left to mount
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting /proc for the sandbox's PID namespace: %w", err)
+		// A user namespace may not mount proc where parts of /proc are
+		// masked (a container's). The support matrix holds other
+		// processes out of reach with Landlock then (shell.processes):
+		// the host's /proc stays, read-only; without Landlock it cannot.
+		if !errors.Is(err, unix.EPERM) || !spec.Restriction.Landlock {
+			return fmt.Errorf("mounting /proc for the sandbox's PID namespace: %w", err)
+		}
 	}
 	return nil
 }
