@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -120,7 +121,10 @@ func Hands() {
 		os.Exit(125)
 	}
 	unix.Close(ready)
-	h := &hands{fd: sock, allowed: os.Args[2:], bound: map[unixID]boundSock{}}
+	if len(os.Args) < 3 || (os.Args[2] != handsScoped && os.Args[2] != handsRefuseAbstract) {
+		os.Exit(125)
+	}
+	h := &hands{fd: sock, refuseAbstract: os.Args[2] == handsRefuseAbstract, allowed: os.Args[3:], bound: map[unixID]boundSock{}}
 	h.serve()
 	os.Exit(0)
 }
@@ -136,12 +140,23 @@ type boundSock struct {
 	cookie [2]uint32
 }
 
+// The hands' first argument: whether something else (Landlock's scope, a
+// network namespace) holds abstract UNIX addresses, or the hands refuses
+// them.
+const (
+	handsScoped         = "abstract-scoped"
+	handsRefuseAbstract = "abstract-refused"
+)
+
 type hands struct {
-	fd      int
-	allowed []string
-	wmu     sync.Mutex // one reply at a time on fd
-	mu      sync.Mutex // guards bound
-	bound   map[unixID]boundSock
+	fd int
+	// refuseAbstract: connecting or sending to an abstract address is
+	// refused, since nothing else keeps it inside the sandbox.
+	refuseAbstract bool
+	allowed        []string
+	wmu            sync.Mutex // one reply at a time on fd
+	mu             sync.Mutex // guards bound
+	bound          map[unixID]boundSock
 	// cwdMu serializes binds of relative paths, which change the
 	// process's working directory.
 	cwdMu sync.Mutex
@@ -260,6 +275,15 @@ func unixPath(addr []byte) (string, bool) {
 	return string(p), true
 }
 
+// unscopedAbstract says whether addr is an abstract AF_UNIX address the
+// hands must refuse, and names it as "@name" for the denial.
+func (h *hands) unscopedAbstract(addr []byte) (string, bool) {
+	if !h.refuseAbstract || len(addr) <= 2 || binary.NativeEndian.Uint16(addr) != unix.AF_UNIX || addr[2] != 0 {
+		return "", false
+	}
+	return "@" + strings.ToValidUTF8(string(bytes.TrimRight(addr[3:], "\x00")), "?"), true
+}
+
 // procAddr is a pathname address for "/proc/self/fd/N".
 func procAddr(fd int) []byte {
 	p := "/proc/self/fd/" + strconv.Itoa(fd)
@@ -340,6 +364,9 @@ func (h *hands) allowedSocket(st unix.Stat_t) bool {
 }
 
 func (h *hands) connect(sock, cwd int, addr []byte) (int, unix.Errno, string) {
+	if name, ok := h.unscopedAbstract(addr); ok {
+		return -1, unix.EACCES, name
+	}
 	if path, ok := unixPath(addr); ok {
 		t, errno, outside := h.target(cwd, path)
 		if t < 0 {
@@ -399,6 +426,9 @@ func (h *hands) record(sock int) {
 }
 
 func (h *hands) send(sock, cwd int, addr, data, ctrl []byte, passed []int, flags int) (int, unix.Errno, string) {
+	if name, ok := h.unscopedAbstract(addr); ok {
+		return -1, unix.EACCES, name
+	}
 	if path, ok := unixPath(addr); ok {
 		t, errno, outside := h.target(cwd, path)
 		if t < 0 {
@@ -559,7 +589,11 @@ type handsProc struct {
 // must be in the command's Landlock domain and not yet under its seccomp
 // filter, and waits until it is undumpable. allowed are the --allow-unix
 // paths.
-func startHands(allowed []string) (*handsProc, error) {
+func startHands(allowed []string, refuseAbstract bool) (*handsProc, error) {
+	mode := handsScoped
+	if refuseAbstract {
+		mode = handsRefuseAbstract
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("starting the socket mediation: %w", err)
@@ -574,7 +608,7 @@ func startHands(allowed []string) (*handsProc, error) {
 		closeAll(append(pair[:], ready[:]...))
 		return nil, fmt.Errorf("starting the socket mediation: %w", err)
 	}
-	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{Stage2Arg0, handsArg}, allowed...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{Stage2Arg0, handsArg, mode}, allowed...), &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(pair[1]), uintptr(ready[1])},
 		// A session of its own: no terminal's signals reach it.

@@ -125,6 +125,7 @@ const (
 	mechNetNS     = "network namespace"
 	mechSeccomp   = "seccomp"
 	mechFreshProc = "own /proc"
+	mechMediation = "socket mediation"
 )
 
 // enableUserNS is what a user can do where user namespaces are missing.
@@ -227,15 +228,20 @@ func (e Env) Hold(key string, g grant.Grant, n Need) Cell {
 		if r.FS&llResolveUnix != 0 {
 			return Cell{By: []string{mechLandlock}}
 		}
-		return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created; socketpair still works"}
+		if stage {
+			return Cell{By: []string{mechMediation}, Note: "wrun performs connect, bind and addressed sends for the command, reaching only sockets the sandbox bound and --allow-unix ones (without seccomp user notification: UNIX sockets cannot be created)"}
+		}
+		return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created; stream and seqpacket socketpairs still work"}
 	case "desktop.abstract":
 		switch {
 		case r.Scoped&llScopeAbstractUnix != 0:
 			return Cell{By: []string{mechLandlock}}
 		case stage && g.Network == grant.NetworkOff:
 			return Cell{By: []string{mechNetNS, mechSeccomp}}
+		case stage:
+			return Cell{By: []string{mechMediation}, Note: "the mediation refuses every connect or send to an abstract address"}
 		}
-		return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created; a datagram socket from socketpair can still send to an abstract address (mediating UNIX sockets is issue 9's work)"}
+		return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created, nor datagram socketpairs"}
 	}
 	return Cell{Refused: "unknown protection " + key}
 }

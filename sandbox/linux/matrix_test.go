@@ -76,13 +76,18 @@ func TestMatrixCells(t *testing.T) {
 		t.Error("without open_tree and mount_setattr the stage was counted on")
 	}
 	// Abstract sockets below ABI 6: a network namespace with the network
-	// off, else seccomp's refusal of AF_UNIX sockets, named as partial.
+	// off, else the socket mediation's refusal of abstract addresses.
 	e = Env{Landlock: landlockKernel{ABI: 5}, UserNS: true, MountAPI: true}
 	if c := e.Hold("desktop.abstract", grant.Grant{Network: grant.NetworkOff}, Need{}); c.By[0] != mechNetNS {
 		t.Errorf("network off: %+v", c)
 	}
-	if c := e.Hold("desktop.abstract", grant.Grant{Network: grant.NetworkOn}, Need{}); c.By[0] != mechSeccomp || !strings.Contains(c.Note, "socketpair") {
+	if c := e.Hold("desktop.abstract", grant.Grant{Network: grant.NetworkOn}, Need{}); c.By[0] != mechMediation || !strings.Contains(c.Note, "abstract") {
 		t.Errorf("network on: %+v", c)
+	}
+	// No stage: seccomp refuses AF_UNIX sockets and datagram socketpairs.
+	e.UserNS = false
+	if c := e.Hold("desktop.abstract", grant.Grant{Network: grant.NetworkOn}, Need{}); c.By[0] != mechSeccomp || !strings.Contains(c.Note, "socketpairs") {
+		t.Errorf("no stage, network on: %+v", c)
 	}
 }
 

@@ -76,6 +76,10 @@ type stage2Spec struct {
 	// AllowUnix are the sockets outside the sandbox the hands may connect
 	// to (--allow-unix), when the restriction mediates.
 	AllowUnix []string `json:"allow_unix,omitempty"`
+	// RefuseAbstract: nothing scopes abstract UNIX addresses (no Landlock
+	// ABI 6 scope, no network namespace of the stage's), so the hands
+	// refuses to connect or send to one.
+	RefuseAbstract bool `json:"refuse_abstract,omitempty"`
 }
 
 // The stage talks back over a SOCK_SEQPACKET socket: an optional
@@ -184,6 +188,7 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 	// The stage makes the protected mounts itself, in the namespace it is
 	// cloned into, before it restricts the launch thread.
 	spec.Restriction.InMountNS = false
+	spec.RefuseAbstract = !pl.netNS && !(spec.Restriction.Landlock && spec.Restriction.Scoped&llScopeAbstractUnix != 0)
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		fail(125, err)
@@ -466,7 +471,7 @@ func Stage2() {
 				return nil
 			}
 			var err error
-			hp, err = startHands(spec.AllowUnix)
+			hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract)
 			return err
 		})
 		if err != nil {
