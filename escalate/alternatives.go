@@ -272,7 +272,7 @@ func (a *Analyzer) grantRules(g grant.Grant) []policy.Rule {
 // directories above them).
 func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 	if f.acc == 0 {
-		return f.by.Field == "network" || f.by.Field == "desktop" || f.by.Rule == "workspace-hidden"
+		return f.by.Field == "network" || f.by.Field == "desktop" || f.by.Rule == "workspace-hidden" || f.by.Rule == "git-push"
 	}
 	if f.by.Rule == "workspace-hidden" {
 		return true

@@ -627,8 +627,11 @@ func (t *tailWriter) lines() []string {
 }
 
 // observerBlind says whether a denial is of a kind the observer does not
-// watch: reading, listing, executing.
+// watch: reading, listing, executing, and a git push verify refused.
 func observerBlind(d sandbox.Denial) bool {
+	if d.Right == escalate.RightGitPush {
+		return true
+	}
 	acc := escalate.ParseRights(d.Right)
 	return acc != 0 && acc&^(policy.ReadFile|policy.ReadDir|policy.Execute) == 0
 }

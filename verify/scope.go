@@ -95,7 +95,15 @@ func Compute(in Input) Scope {
 	}
 	cargoScope(in, repo, &s)
 	goScope(in, &s)
-	gitScope(in, repo, &s)
+	var gitCfg [][2]string
+	if !in.WorkspaceWritable {
+		gitCfg = append(gitCfg, pushRefusalConfig())
+		s.Notes = append(s.Notes, "git: git push is refused (every push goes to wrun's refusing remote helper, and the git shim refuses push and send-pack): verify checks work, it does not publish it; files=write with network=on may push. With the network on for git fetch this guards against a mistake, it is not a boundary: a determined child can speak git's protocol itself")
+	}
+	gitScope(in, repo, &s, &gitCfg)
+	if len(gitCfg) > 0 {
+		s.Env = append(s.Env, gitConfigEnv(gitCfg)...)
+	}
 	npmScope(in, &s)
 	// A path inside the workspace is reached from the workspace root
 	// unless its tool named a nearer trusted directory: the child may
