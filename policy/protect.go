@@ -183,7 +183,9 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
 			roots = append(roots, r.Path)
 		}
 	}
-	if h.TempDir != "" {
+	if h.RunID != "" {
+		pt.guard.ID = h.RunID
+	} else if h.TempDir != "" {
 		pt.guard.ID = filepath.Base(h.TempDir)
 	}
 

@@ -3,6 +3,8 @@ package run
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -452,19 +454,26 @@ func fillSummary(sum *Summary, out outcome) {
 // what was denied.
 func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
 	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
-	tmp, err := os.MkdirTemp("", "wrun-")
+	// Private and empty, at a path stable for the workspace (tools key
+	// caches on TMPDIR), never shared by two runs at once.
+	tmp, err := verify.OpenTempDir(h.Workdir)
 	if err != nil {
 		return failed(ExitFailed, fmt.Errorf("creating the private temp dir: %w", err))
 	}
 	removeTmp := true
 	defer func() {
-		if removeTmp {
-			if err := os.RemoveAll(tmp); err != nil && out.started {
-				out.res.AfterRunFailed = append(out.res.AfterRunFailed, "removing the private temp dir: "+err.Error())
-			}
+		if !removeTmp {
+			tmp.Keep()
+			return
+		}
+		if err := tmp.Close(); err != nil && out.started {
+			out.res.AfterRunFailed = append(out.res.AfterRunFailed, "removing the private temp dir: "+err.Error())
 		}
 	}()
-	h.TempDir = tmp
+	h.TempDir = tmp.Path
+	if h.RunID, err = newRunID(); err != nil {
+		return failed(ExitFailed, err)
+	}
 	h.Stdio = stdioPaths([3]*os.File{c.Stdin, c.Stdout, c.Stderr})
 	p, err := policy.Compute(g, h, o)
 	if err != nil {
@@ -641,4 +650,13 @@ func observerBlind(d sandbox.Denial) bool {
 func isCharDevice(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// newRunID names a run: unique, unlike its temp dir's path.
+func newRunID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("naming the run: %w", err)
+	}
+	return "wrun-" + hex.EncodeToString(b[:]), nil
 }

@@ -81,7 +81,7 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 		s.Notes = append(s.Notes, "git: "+common+" is not writable by wrun, so it cannot hold a quarantine; nothing of the repository is writable")
 		return
 	default:
-		q = filepath.Join(quarantines, runID(in.TempDir))
+		q = filepath.Join(quarantines, runID(in))
 		s.Prepare = append(s.Prepare, Step{Kind: StepGitQuarantineOpen, Repo: common, Dir: q,
 			Why: "receives the objects git writes during the run; listed in objects/info/alternates first, so refs to them are valid at every moment"})
 		s.Finish = append(s.Finish, Step{Kind: StepGitQuarantineClose, Repo: common, Dir: q,
@@ -108,7 +108,7 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 	}
 	s.Writable = append(s.Writable, Path{Path: filepath.Join(gitDir, "FETCH_HEAD"), Create: true, Tool: "git", Beneath: gitDir,
 		Why: "what git fetch fetched (FETCH_HEAD)"})
-	if q == filepath.Join(quarantines, runID(in.TempDir)) {
+	if q == filepath.Join(quarantines, runID(in)) {
 		// What wrun creates for the run (above, and in sandbox/linux) goes
 		// again when the run left it empty; what was there stays.
 		for _, p := range []string{filepath.Join(gitDir, "FETCH_HEAD"), filepath.Join(common, "logs", "refs", "remotes"),
@@ -191,10 +191,13 @@ func gitConfigEnv(cfg [][2]string) []EnvVar {
 		Why: "git: " + strings.Join(set, ", ") + " for every git command of the child"})
 }
 
-// runID names this run's quarantine after its private temp dir, which is
-// unique; "RUN" stands for it when only explaining.
-func runID(tempDir string) string {
-	if id := filepath.Base(tempDir); tempDir != "" && validID(id) {
+// runID names this run's quarantine: its RunID, else its private temp
+// dir's base name; "RUN" stands for it when only explaining.
+func runID(in Input) string {
+	if validID(in.RunID) {
+		return in.RunID
+	}
+	if id := filepath.Base(in.TempDir); in.TempDir != "" && validID(id) {
 		return id
 	}
 	return "RUN"

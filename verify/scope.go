@@ -23,8 +23,10 @@ type Input struct {
 	// without following links, made on first use (StepStateRoot).
 	StateRoot string
 	// TempDir is the private temp dir of this run ("" when only
-	// explaining). Its base name also names this run's git quarantine.
+	// explaining).
 	TempDir string
+	// RunID names this run's git quarantine; "" takes TempDir's base name.
+	RunID string
 	// Self is the path of the wrun executable, which serves the go
 	// command's build cache (GOCACHEPROG); "" disables that.
 	Self string
