@@ -189,7 +189,7 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 			return pr, true
 		}
 	}
-	if path, why := a.protectedPattern(f.path); why != "" {
+	if path, why := a.protectedPattern(f.path, f.acc); why != "" {
 		return policy.Protected{Path: path, Why: why}, true
 	}
 	return policy.Protected{}, false
@@ -198,7 +198,7 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 // protectedPattern recognizes the paths policy protects wherever they are
 // writable: a repository's config and hooks, the user's start-up files,
 // wrun's own config. It returns the protected path and why.
-func (a *Analyzer) protectedPattern(path string) (string, string) {
+func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, string) {
 	for _, pp := range a.cat.Protected {
 		switch pp.Under {
 		case "home":
@@ -221,6 +221,12 @@ func (a *Analyzer) protectedPattern(path string) (string, string) {
 			}
 		case "any":
 			if filepath.Base(path) == pp.Rel {
+				return path, pp.Why
+			}
+		case "file":
+			// Written as a file (opened for writing, truncated): an
+			// existing file, not a directory of that name.
+			if filepath.Base(path) == pp.Rel && acc&(policy.WriteFile|policy.Truncate) != 0 {
 				return path, pp.Why
 			}
 		case "gitdir":

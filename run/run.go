@@ -580,8 +580,10 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		return out
 	}
 	denials := out.res.Denials
+	var reported []sandbox.Denial
 	if tail != nil {
-		for _, d := range a.Infer(tail.lines()) {
+		reported = a.Infer(tail.lines())
+		for _, d := range reported {
 			// The observer sees every call that changes the file system:
 			// with it, only what it cannot see is worth inferring.
 			if !res.Observed || observerBlind(d) {
@@ -594,7 +596,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	out.res.DenialsDropped += dropped
 	// Only what the run may have needed is asked for (escalate.Decide);
 	// the rest is recorded.
-	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
+	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded, Reported: reported}, denials)
 	out.req = out.sorted.Request
 	return out
 }
