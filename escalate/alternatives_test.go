@@ -74,7 +74,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "cargo registry from a shell", grant: "verify", facts: Facts{Argv: []string{"sh", "-c", "echo x > ~/.cargo/registry/x"}},
-			d:    sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
+			d: sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
 			// No cargo fetch: the shell's write would still be refused.
 			want: "allow-write-cache:allow-write shell-full:grant ask-parent:ask-parent",
 		},
@@ -116,7 +116,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "stale Cargo.lock", grant: "verify", facts: Facts{Argv: cargoTest},
-			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file"},
+			d: sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file"},
 			// No cargo --locked: it fails whenever cargo would rewrite
 			// the lock file, so the agent that takes it loops.
 			want: "allow-write-lockfile:allow-write files-write:grant ask-parent:ask-parent",
@@ -144,7 +144,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "build output in the source tree", grant: "verify", facts: Facts{Argv: []string{"cargo", "build"}},
-			d:    sandbox.Denial{Op: OpCreate, Path: ws + "/src/generated.rs", Right: "make_reg"},
+			d: sandbox.Denial{Op: OpCreate, Path: ws + "/src/generated.rs", Right: "make_reg"},
 			// Not "write it under $TMPDIR": cargo writes where it must.
 			want: "cargo-target-dir:route allow-write:allow-write files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
