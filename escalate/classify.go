@@ -93,6 +93,11 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 	holes := m.Holes()
 	for _, h := range holes {
 		if !h.Protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) && !a.regranted(f.at, h.Path) {
+			// A write into a tool cache inside the hidden home is withheld
+			// by the cache's rule, not by hiding the home around it.
+			if c := a.cacheAt(f.path); writes && c != nil && c.Path != h.Path && policy.Within(c.Path, h.Path) {
+				continue
+			}
 			f.why = h.Why
 			if h.Path == a.p.Workdir && a.p.Grant.Files == grant.FilesNone {
 				return a.finishPath(f, "workspace-hidden", h.Path)
