@@ -49,6 +49,11 @@ func TestVerifyRefusesGitPush(t *testing.T) {
 		{"remote with pushurl", "git push withpushurl HEAD:refs/heads/x"},
 		{"send-pack", "git send-pack " + url + " HEAD:refs/heads/x"},
 		{"global options", "git -C . -c color.ui=never push origin HEAD:refs/heads/x"},
+		// Other transports: refused before any connection (nothing
+		// listens there; the refusal, not a connection error, is asserted).
+		{"http", "git push http://127.0.0.1:9/remote.git HEAD:refs/heads/x"},
+		{"ssh", "git push ssh://127.0.0.1:9/remote.git HEAD:refs/heads/x"},
+		{"file", "git push file://" + remote + " HEAD:refs/heads/x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
