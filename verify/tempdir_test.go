@@ -42,6 +42,9 @@ func TestOpenTempDir(t *testing.T) {
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Errorf("%s is still there after Close: %v", path, err)
 	}
+	if _, err := os.Lstat(path + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("its lock file is still there after Close: %v", err)
+	}
 	if _, err := os.Stat(filepath.Join(outside, "keep")); err != nil {
 		t.Errorf("removal followed a link: %v", err)
 	}

@@ -88,8 +88,10 @@ func openSlot(workdir string) (*TempDir, error) {
 			continue
 		}
 		lock := os.NewFile(uintptr(lfd), filepath.Join(base, name+".lock"))
-		if unix.Flock(lfd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-			lock.Close() // a run of this workspace holds it
+		if unix.Flock(lfd, unix.LOCK_EX|unix.LOCK_NB) != nil || !stillNamed(dfd, name+".lock", lfd) {
+			// A run of this workspace holds it, or the run that held it
+			// removed it as we opened it (the name is another file now).
+			lock.Close()
 			continue
 		}
 		t := &TempDir{Path: filepath.Join(base, name), Stable: true, dirfd: dfd, lock: lock}
@@ -123,6 +125,11 @@ func (t *TempDir) Close() error {
 		unix.Close(dfd)
 	} else {
 		err = removeAllAt(t.dirfd, filepath.Base(t.Path))
+		if err == nil {
+			// The lock file goes too, while locked: a run that opened it
+			// before sees it is no longer named (stillNamed).
+			unix.Unlinkat(t.dirfd, filepath.Base(t.Path)+".lock", 0)
+		}
 		t.release()
 	}
 	if err != nil {
@@ -148,4 +155,13 @@ func (t *TempDir) release() {
 		unix.Close(t.dirfd)
 		t.dirfd = -1
 	}
+}
+
+// stillNamed reports whether name in dirfd is the file open on fd.
+func stillNamed(dirfd int, name string, fd int) bool {
+	var a, b unix.Stat_t
+	if unix.Fstat(fd, &a) != nil || unix.Fstatat(dirfd, name, &b, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	return a.Dev == b.Dev && a.Ino == b.Ino
 }
