@@ -178,7 +178,15 @@ func (a *Analyzer) applies(f finding, def *altDef) bool {
 	if slices.Contains(w.NotCommand, cmd) {
 		return false
 	}
-	if len(w.Program) > 0 && !slices.Contains(w.Program, filepath.Base(f.d.Program)) {
+	// The denied process; when unknown, the command's.
+	prog := filepath.Base(f.d.Program)
+	if f.d.Program == "" {
+		prog = cmd
+	}
+	if len(w.Program) > 0 && !slices.Contains(w.Program, prog) {
+		return false
+	}
+	if slices.Contains(w.NotProgram, prog) {
 		return false
 	}
 	if len(w.Tool) > 0 && (f.cache == nil || !slices.Contains(w.Tool, f.cache.Tool)) {
@@ -199,6 +207,10 @@ func (a *Analyzer) applies(f finding, def *altDef) bool {
 			}
 		case "exists":
 			if !a.exists(f.path) {
+				return false
+			}
+		case "missing":
+			if a.facts.Exists == nil || a.facts.Exists(f.path) {
 				return false
 			}
 		}
@@ -272,7 +284,7 @@ func (a *Analyzer) grantRules(g grant.Grant) []policy.Rule {
 // directories above them).
 func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 	if f.acc == 0 {
-		return f.by.Field == "network" || f.by.Field == "desktop" || f.by.Rule == "workspace-hidden"
+		return f.by.Field == "network" || f.by.Field == "desktop" || f.by.Rule == "workspace-hidden" || f.by.Rule == "git-push"
 	}
 	if f.by.Rule == "workspace-hidden" {
 		return true

@@ -83,13 +83,14 @@ type when struct {
 	Command    []string `json:"command"`
 	NotCommand []string `json:"not_command"`
 	Program    []string `json:"program"`
+	NotProgram []string `json:"not_program"`
 	Tool       []string `json:"tool"`
 	Base       []string `json:"base"`
 	If         []string `json:"if"`
 }
 
 // conditions are the named predicates "when.if" may use.
-var conditions = []string{"full-covers", "shell-verify", "exists"}
+var conditions = []string{"full-covers", "shell-verify", "exists", "missing"}
 
 // pathPlaceholders are the values altDef.Path may take.
 var pathPlaceholders = []string{"{path}", "{narrowest}", "{cache_dir}"}
@@ -148,7 +149,7 @@ func (c *catalogue) check() error {
 		}
 	}
 	for _, p := range c.Protected {
-		if !slices.Contains([]string{"gitdir", "home", "home-dot", "any"}, p.Under) || (p.Rel == "") != (p.Under == "home-dot") || p.Why == "" {
+		if !slices.Contains([]string{"gitdir", "home", "home-dot", "any", "file"}, p.Under) || (p.Rel == "") != (p.Under == "home-dot") || p.Why == "" {
 			return fmt.Errorf("protected pattern %+v: want under gitdir, home or any with a rel path, or home-dot without one, and a why", p)
 		}
 	}

@@ -70,6 +70,8 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "abstract-socket", "")
 	case RightSignal:
 		return a.finish(f, "signal-scope", "")
+	case RightGitPush:
+		return a.finish(f, "git-push", "")
 	}
 	if d.Path == "" {
 		return a.finish(f, "unknown", "")
@@ -91,6 +93,11 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 	holes := m.Holes()
 	for _, h := range holes {
 		if !h.Protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) && !a.regranted(f.at, h.Path) {
+			// A write into a tool cache inside the hidden home is withheld
+			// by the cache's rule, not by hiding the home around it.
+			if c := a.cacheAt(f.path); writes && c != nil && c.Path != h.Path && policy.Within(c.Path, h.Path) {
+				continue
+			}
 			f.why = h.Why
 			if h.Path == a.p.Workdir && a.p.Grant.Files == grant.FilesNone {
 				return a.finishPath(f, "workspace-hidden", h.Path)
@@ -187,7 +194,7 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 			return pr, true
 		}
 	}
-	if path, why := a.protectedPattern(f.path); why != "" {
+	if path, why := a.protectedPattern(f.path, f.acc); why != "" {
 		return policy.Protected{Path: path, Why: why}, true
 	}
 	return policy.Protected{}, false
@@ -196,7 +203,7 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 // protectedPattern recognizes the paths policy protects wherever they are
 // writable: a repository's config and hooks, the user's start-up files,
 // wrun's own config. It returns the protected path and why.
-func (a *Analyzer) protectedPattern(path string) (string, string) {
+func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, string) {
 	for _, pp := range a.cat.Protected {
 		switch pp.Under {
 		case "home":
@@ -219,6 +226,12 @@ func (a *Analyzer) protectedPattern(path string) (string, string) {
 			}
 		case "any":
 			if filepath.Base(path) == pp.Rel {
+				return path, pp.Why
+			}
+		case "file":
+			// Written as a file (opened for writing, truncated): an
+			// existing file, not a directory of that name.
+			if filepath.Base(path) == pp.Rel && acc&(policy.WriteFile|policy.Truncate) != 0 {
 				return path, pp.Why
 			}
 		case "gitdir":

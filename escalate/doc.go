@@ -25,7 +25,10 @@
 //     each denial for stderr;
 //   - inferred denials: a heuristic reading of the child's stderr for
 //     EACCES, EPERM and EROFS messages, kept only when the policy would
-//     indeed deny them (Analyzer.Infer);
+//     indeed deny them (Analyzer.Infer); and one refusal that is not the
+//     kernel's: a git push under shell=verify, which verify sends to a
+//     remote helper that refuses it (OpGitPush, rule git-push, whose
+//     alternative is the grant that may push);
 //   - approval: an approver's decision (ParseDecision), turned into a
 //     widened grant and extra paths that stay inside the ceiling (Approve).
 //     The ceiling itself is computed by package run (run.Resolve), the one

@@ -78,7 +78,7 @@ func TestProtectedPatternsMatchPolicy(t *testing.T) {
 		if pr.Pin {
 			continue // the gitdir itself: matched through the policy, it is pinned, not patterned
 		}
-		path, why := a.protectedPattern(pr.Path)
+		path, why := a.protectedPattern(pr.Path, policy.WriteFile)
 		if path != pr.Path || why != pr.Why {
 			t.Errorf("policy protects %s (%s); the catalogue says %q (%q)", pr.Path, pr.Why, path, why)
 		}

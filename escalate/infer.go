@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -34,6 +35,10 @@ func inferPatterns() []inferPattern {
 	q := `['‘"` + "`" + `]?`  // an optional opening quote
 	eq := `['’"` + "`" + `]?` // an optional closing quote
 	return []inferPattern{
+		// git push under verify: wrun's own refusal (the git shim or the
+		// remote helper verify sends pushes to), or git's when it finds
+		// no such helper.
+		{name: "git-push", op: OpGitPush, re: regexp.MustCompile(`^wrun: git push(?: to (?P<addr>\S+))? refused \(` + pushHelper + `\)|'remote-` + pushHelper + `' is not a git command`)},
 		// git
 		{name: "git-config-lock", op: opWrite, re: regexp.MustCompile(`could not (?:lock|write) config file ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
 		{name: "git-unable-create", op: OpCreate, re: regexp.MustCompile(`[Uu]nable to create (?:file )?` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
@@ -197,6 +202,9 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 	if op == "" {
 		op = verbOps(g["verb"])
 	}
+	if op == OpGitPush {
+		return a.gitPush(g["addr"])
+	}
 	if op == OpConnect {
 		addr := g["addr"]
 		switch {
@@ -305,4 +313,20 @@ func (a *Analyzer) absPath(p string) string {
 		p = filepath.Join(cwd, p)
 	}
 	return filepath.Clean(p)
+}
+
+// pushHelper is verify.PushRefusedHelper (escalate does not import verify).
+const pushHelper = "wrun-verify-refuses-push"
+
+// gitPush is the denial of a push git refused because verify sent it to
+// pushHelper: only under shell=verify with the workspace not writable,
+// where wrun sets that up (elsewhere the message is the child's own).
+func (a *Analyzer) gitPush(dest string) (sandbox.Denial, bool) {
+	if a.p.Grant.Shell != grant.ShellVerify || a.p.Grant.Files == grant.FilesWrite {
+		return sandbox.Denial{}, false
+	}
+	if dest == "" {
+		dest = "the default remote"
+	}
+	return sandbox.Denial{Op: OpGitPush, Addr: dest, Right: RightGitPush, Program: "git", Count: 1}, true
 }

@@ -149,6 +149,17 @@ func TestInfer(t *testing.T) {
 		{name: "python, read-only file system", grant: "verify", argv: []string{"python3", "-m", "pytest"},
 			lines: []string{"OSError: [Errno 30] Read-only file system: '/home/u/proj/.pytest_cache'"}, exists: []string{ws},
 			want: "create /home/u/proj/.pytest_cache make_reg by python3"},
+		// git push under verify: wrun's refusal, or git's when it lacks the helper
+		{name: "git push refused by wrun", grant: "verify", argv: []string{"git", "push"},
+			lines: []string{"wrun: git push to git://127.0.0.1:9418/r.git refused (wrun-verify-refuses-push): shell=verify checks work"},
+			want:  "git-push git://127.0.0.1:9418/r.git git_push by git"},
+		{name: "git push refused, no helper", grant: "verify", argv: []string{"sh"},
+			lines: []string{"git: 'remote-wrun-verify-refuses-push' is not a git command. See 'git --help'."},
+			want:  "git-push the default remote git_push by git"},
+		{name: "git push message under files=write is the child's own", grant: "write,network=on", argv: []string{"git"},
+			lines: []string{"wrun: git push to origin refused (wrun-verify-refuses-push): x"}},
+		{name: "git push message under inspect is the child's own", grant: "inspect", argv: []string{"git"},
+			lines: []string{"wrun: git push to origin refused (wrun-verify-refuses-push): x"}},
 		// false positives kept out: the policy allows these, so the error
 		// is the file system's own, not the sandbox's.
 		{name: "a file mode, not the sandbox", grant: "verify", argv: []string{"sh"},

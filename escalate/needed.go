@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
@@ -63,7 +64,9 @@ type Sorted struct {
 }
 
 // Sort builds the request of a run from the denials it may have needed
-// (Decide) and records the rest: each list in the order first seen.
+// (Decide) and records the rest. What is recorded keeps the order first
+// seen; what is asked for is ordered by how likely it caused the failure
+// (Likelihood), most likely first.
 func (a *Analyzer) Sort(run Run, denials []sandbox.Denial) Sorted {
 	var ask, ignored, expected []sandbox.Denial
 	for _, d := range Dedup(denials) {
@@ -76,19 +79,69 @@ func (a *Analyzer) Sort(run Run, denials []sandbox.Denial) Sorted {
 			ignored = append(ignored, d)
 		}
 	}
+	ask = byLikelihood(ask, run.Reported)
 	return Sorted{Request: a.request(run, ask), Ignored: a.acts(ignored, "i"), Expected: a.acts(expected, "e")}
 }
 
-// Expected reports whether d is a refusal wrun expects and cannot prevent:
-// a write under the go command's telemetry directory
-// (os.UserConfigDir()/go/telemetry). Go's telemetry mode is read from a
-// file there, not from the environment, so every go command under a
-// read-only home is refused its counter files; it needs none of them.
+// Likelihood scores how likely denial d caused a failed run, the higher
+// the likelier, from what is known of it:
+//
+//   - 4 when the command reported it in its output (a refusal the program
+//     names is one it did not recover from; tools probe and tolerate many
+//     others silently);
+//   - 2 when it changes something (a write, a connection): programs look
+//     for optional files all the time and carry on when a read is refused,
+//     while a refused write is usually the end of the job.
+//
+// Among denials of equal score the one seen last comes first: a program
+// stops soon after the refusal it cannot get past, having gone on after
+// the earlier ones.
+func Likelihood(d sandbox.Denial, reported []sandbox.Denial) int {
+	score := 0
+	for _, r := range reported {
+		if r.Path != "" && r.Path == d.Path || r.Addr != "" && r.Addr == d.Addr {
+			score += 4
+			break
+		}
+	}
+	if ParseRights(d.Right)&writeRights != 0 || d.Right == RightMetadata || d.Op == OpConnect || d.Op == OpBind || d.Right == RightGitPush {
+		score += 2
+	}
+	return score
+}
+
+// byLikelihood orders ds (in the order first seen) by Likelihood, the
+// likeliest cause first, ties the latest first.
+func byLikelihood(ds, reported []sandbox.Denial) []sandbox.Denial {
+	out := slices.Clone(ds)
+	slices.Reverse(out)
+	slices.SortStableFunc(out, func(x, y sandbox.Denial) int {
+		return Likelihood(y, reported) - Likelihood(x, reported)
+	})
+	return out
+}
+
+// Expected reports whether d is a refusal wrun expects and cannot prevent,
+// and that no command needs:
+//
+//   - a write under the go command's telemetry directory
+//     (os.UserConfigDir()/go/telemetry). Go's telemetry mode is read from
+//     a file there, not from the environment, so every go command under a
+//     read-only home is refused its counter files;
+//   - cargo's lock files at the top of a read-only CARGO_HOME
+//     (.package-cache, .package-cache-mutate, .global-cache): cargo opens
+//     them on every start and goes on without them when they are refused.
+//     What cargo really needs from its home (the registry, git checkouts)
+//     is refused under its own paths, and asked for.
 func (a *Analyzer) Expected(d sandbox.Denial) bool {
 	if d.Path == "" || ParseRights(d.Right)&writeRights == 0 && d.Right != RightMetadata {
 		return false
 	}
 	path := filepath.Clean(d.Path)
+	if c := a.cacheAt(path); c != nil && c.Tool == "cargo" && filepath.Dir(path) == c.Path &&
+		slices.Contains([]string{".package-cache", ".package-cache-mutate", ".global-cache"}, filepath.Base(path)) {
+		return true
+	}
 	var dirs []string
 	if x, ok := envlist.Lookup(a.facts.Env, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
 		dirs = append(dirs, filepath.Join(x, "go", "telemetry"))

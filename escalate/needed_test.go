@@ -1,6 +1,7 @@
 package escalate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/wrun-dev/wrun/sandbox"
@@ -42,7 +43,7 @@ func TestDecide(t *testing.T) {
 // TestSort: a run's denials sorted by Decide, on a real classification.
 func TestSort(t *testing.T) {
 	a := analyzer(t, "verify", Facts{Argv: []string{"go", "test", "./..."}})
-	cache := sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/.package-cache", Right: "make_reg", Exact: true}
+	cache := sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
 	telemetry := sandbox.Denial{Op: OpCreate, Path: home + "/.config/go/telemetry/local/go@go1.26-linux-amd64-2026-12-02.v1.count", Right: "make_reg", Exact: true}
 	ssh := sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Exact: true}
 	hook := sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}
@@ -76,7 +77,9 @@ func TestSort(t *testing.T) {
 	if s.Request == nil || s.Ignored != nil {
 		t.Fatalf("a failed run: request %+v, ignored %+v", s.Request, s.Ignored)
 	}
-	if got := paths(s.Request.Denials); len(got) != 3 || got[0] != "d1 "+cache.Path || got[1] != "d2 "+ssh.Path || got[2] != "d3 "+hook.Path {
+	// Ordered by how likely each caused the failure: the writes (the
+	// later first), then the read.
+	if got := paths(s.Request.Denials); len(got) != 3 || got[0] != "d1 "+hook.Path || got[1] != "d2 "+cache.Path || got[2] != "d3 "+ssh.Path {
 		t.Errorf("asked for %v", got)
 	}
 	if len(s.Expected) != 1 {
@@ -111,11 +114,65 @@ func TestExpected(t *testing.T) {
 		{home + "/.config/go/env", "write_file", false},
 		{home + "/.config/go/telemetry-not", "make_reg", false},
 		{home + "/.config/go/telemetry/local/x.count", "read_file", false},
+		// cargo's lock files at the top of CARGO_HOME, and nothing else of it
+		{home + "/.cargo/.package-cache", "write_file", true},
+		{home + "/.cargo/.package-cache-mutate", "make_reg", true},
+		{home + "/.cargo/.global-cache", "write_file", true},
+		{home + "/.cargo/registry/.package-cache", "write_file", false},
+		{home + "/.cargo/credentials.toml", "write_file", false},
+		{ws + "/.package-cache", "make_reg", false},
 		{ws + "/.config/go/telemetry/x", "make_reg", false},
 	}
 	for _, tc := range tests {
 		if got := a.Expected(sandbox.Denial{Op: OpCreate, Path: tc.path, Right: tc.right}); got != tc.want {
 			t.Errorf("%s %s: %v, want %v", tc.right, tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestSortOrder: what a failed run asks for comes likeliest cause first:
+// what the command reported in its output, then writes before reads, and
+// among equals the latest first.
+func TestSortOrder(t *testing.T) {
+	a := analyzer(t, "verify", Facts{Argv: []string{"cargo", "test"}})
+	read := sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/config", Right: "read_file", Exact: true}
+	cache := sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
+	lock := sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file", Exact: true}
+	out := sandbox.Denial{Op: OpCreate, Path: ws + "/out.txt", Right: "make_reg", Exact: true}
+	paths := func(s Sorted) (out []string) {
+		for _, d := range s.Request.Denials {
+			out = append(out, d.ID+" "+d.Path)
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		seen     []sandbox.Denial
+		reported []string // lines of the command's output
+		want     []sandbox.Denial
+	}{
+		{"writes before reads, the latest first", []sandbox.Denial{read, cache, lock}, nil, []sandbox.Denial{lock, cache, read}},
+		{"reported first", []sandbox.Denial{lock, cache, read},
+			[]string{"error: failed to open: " + cache.Path, "Caused by:", "  Permission denied (os error 13)"},
+			[]sandbox.Denial{cache, lock, read}},
+		{"a reported read before unreported writes", []sandbox.Denial{read, out, lock},
+			[]string{"cat: " + read.Path + ": Permission denied"},
+			[]sandbox.Denial{read, lock, out}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := Run{Time: runEnd.Time, ExitCode: 101, Reported: a.Infer(tc.reported)}
+			if len(tc.reported) > 0 && len(run.Reported) == 0 {
+				t.Fatalf("nothing inferred from %q", tc.reported)
+			}
+			got := paths(a.Sort(run, tc.seen))
+			var want []string
+			for i, d := range tc.want {
+				want = append(want, "d"+string(rune('1'+i))+" "+d.Path)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("order\n got %v\nwant %v", got, want)
+			}
+		})
 	}
 }

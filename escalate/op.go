@@ -49,6 +49,14 @@ const (
 	RightMetadata        = access.RightMetadata
 )
 
+// A refused git push under shell=verify (see verify.PushRefusedHelper):
+// git's own refusal, read from the child's output, not the kernel's. The
+// denial's Addr is the remote or URL.
+const (
+	OpGitPush    = "git-push"
+	RightGitPush = "git_push"
+)
+
 // Op is one operation of the child, as the observer sees it or as inferred
 // from output: an access.Op, with Denials.
 type Op access.Op

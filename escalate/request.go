@@ -95,6 +95,10 @@ type Run struct {
 	Time     time.Time
 	ExitCode int
 	Degraded bool
+	// Reported are the refusals the child's output reported (Infer),
+	// whether or not they are among the run's denials: what the command
+	// itself said went wrong (see Sort).
+	Reported []sandbox.Denial
 }
 
 // Dedup merges repeated denials: the same operation on the same path or

@@ -67,7 +67,7 @@ func TestRequestDoneMeans(t *testing.T) {
 		t.Errorf("withheld by %+v", d.WithheldBy)
 	}
 	want := "wrun: denied create /home/u/.cargo/registry/x (3 times) (shell=verify keeps CARGO_HOME read-only). " +
-		"Try: cargo fetch under --grant verify,shell=full, then cargo with --offline; or --allow-write /home/u/.cargo/registry"
+		"Try: --allow-write /home/u/.cargo/registry; or --grant verify,shell=full"
 	if got := req.Lines(); len(got) != 1 || got[0] != want {
 		t.Errorf("line\n got %q\nwant %q", got, want)
 	}
@@ -76,7 +76,7 @@ func TestRequestDoneMeans(t *testing.T) {
 		req.Time != "2026-12-01T10:00:00Z" || strings.Join(req.Command, " ") != strings.Join(argv, " ") {
 		t.Errorf("request header %+v", req)
 	}
-	if d.Alternatives[0].ID != "d1.cargo-fetch" {
+	if d.Alternatives[0].ID != "d1.allow-write-cache" {
 		t.Errorf("alternative ids are not prefixed with the denial's: %s", d.Alternatives[0].ID)
 	}
 }
@@ -110,7 +110,7 @@ func TestSummaryLines(t *testing.T) {
 			want: "wrun: denied read /home/u/.ssh/id_ed25519 (2 times) [inferred from output] (hidden: credential store (SSH keys)). Try: ask the parent"},
 		{name: "lock file", grant: "verify", facts: Facts{Argv: []string{"cargo", "test"}},
 			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
-			want: "wrun: denied write to /home/u/proj/Cargo.lock (files=read keeps the lock file read-only). Try: cargo test --locked; or --allow-write /home/u/proj/Cargo.lock"},
+			want: "wrun: denied write to /home/u/proj/Cargo.lock (files=read keeps the lock file read-only). Try: --allow-write /home/u/proj/Cargo.lock; or --grant write,network=on"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

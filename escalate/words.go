@@ -80,6 +80,8 @@ func verb(op, right string) string {
 		return "open a UNIX socket"
 	case RightMetadata:
 		return "change the metadata of"
+	case RightGitPush:
+		return "git push to"
 	}
 	switch op {
 	case OpRename:

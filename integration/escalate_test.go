@@ -102,7 +102,10 @@ func TestRequestNamesTheWriteAndTheRight(t *testing.T) {
 	}
 }
 
-func TestRegistryWriteUnderVerifyNamesTheRoute(t *testing.T) {
+// TestRegistryWriteUnderVerifyOffersTheCache: a shell's write into the
+// cargo registry is offered the registry (the narrowest widening), not
+// `cargo fetch` first, which would leave this write refused.
+func TestRegistryWriteUnderVerifyOffersTheCache(t *testing.T) {
 	requireABI(t, 3)
 	ws := workspace(t)
 	home := workspace(t)
@@ -120,8 +123,9 @@ func TestRegistryWriteUnderVerifyNamesTheRoute(t *testing.T) {
 		t.Fatalf("want one denial:\n%s", r)
 	}
 	d := req.Denials[0]
-	if d.WithheldBy.Field != "shell" || kinds(d)[0] != "route" || !strings.Contains(d.Summary, "cargo fetch") {
-		t.Errorf("want the cargo fetch route first: %+v", d)
+	if d.WithheldBy.Field != "shell" || d.WithheldBy.Rule != "tool-cache" || kinds(d)[0] != escalate.KindAllowWrite ||
+		strings.Join(d.Alternatives[0].Args, " ") != "--allow-write "+reg || strings.Contains(d.Summary, "cargo fetch") {
+		t.Errorf("want --allow-write %s first, and no cargo fetch: %+v", reg, d)
 	}
 	if exists(filepath.Join(reg, "x")) {
 		t.Fatal("the registry was written")

@@ -890,7 +890,7 @@ func TestEscapeChildKillsWrunToKeepAPlantedCommondir(t *testing.T) {
 		effect: func(F string, r result) string {
 			// wrun could not remove its private TMPDIR: the test does.
 			for _, l := range strings.Split(r.stdout, "\n") {
-				if d, ok := strings.CutPrefix(l, "tmp="); ok && strings.HasPrefix(filepath.Base(d), "wrun-") {
+				if d, ok := strings.CutPrefix(l, "tmp="); ok && (strings.HasPrefix(filepath.Base(d), "wrun-") || strings.HasPrefix(filepath.Base(filepath.Dir(d)), "wrun-")) {
 					os.RemoveAll(d)
 				}
 			}

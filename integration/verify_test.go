@@ -344,8 +344,9 @@ func TestVerifyGoTest(t *testing.T) {
 }
 
 // gitDaemon serves the repositories below base over git:// on 127.0.0.1 and
-// returns the port; the test stops it.
-func gitDaemon(t *testing.T, base string) int {
+// returns the port; the test stops it, with the children it forked, also
+// when it fails. extra are more git-daemon options (--enable=receive-pack).
+func gitDaemon(t *testing.T, base string, extra ...string) int {
 	t.Helper()
 	execPath := strings.TrimSpace(run(t, runOpts{}, "git", "--exec-path").stdout)
 	if _, err := os.Stat(filepath.Join(execPath, "git-daemon")); err != nil {
@@ -361,8 +362,12 @@ func gitDaemon(t *testing.T, base string) int {
 	// and killing the wrapper left the daemon running. In a process group
 	// of its own, so that the daemon and the children it forks per
 	// connection all end with the test.
-	cmd := exec.Command(filepath.Join(execPath, "git-daemon"), "--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--export-all", "--reuseaddr", "--base-path="+base, base)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a test binary killed (a timeout) takes the daemon with
+	// it, where no cleanup runs; the daemon's per-connection children end
+	// with their connection.
+	args := append([]string{"--listen=127.0.0.1", "--port=" + strconv.Itoa(port), "--export-all", "--reuseaddr", "--base-path=" + base}, extra...)
+	cmd := exec.Command(filepath.Join(execPath, "git-daemon"), append(args, base)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,10 @@ type Host struct {
 	// TempDir is the private temp dir made for this run; "" when only
 	// explaining.
 	TempDir string
+	// RunID names this run (its git quarantine, its guard journal):
+	// letters, digits, '-' and '_'; "" takes TempDir's base name. A
+	// TempDir's path can be the same for successive runs, a RunID never.
+	RunID string
 	// StateDir is wrun's per-user state directory (private caches kept
 	// between sandboxed runs); "" disables such caches.
 	StateDir string
@@ -268,7 +272,7 @@ func VerifyInput(g grant.Grant, h Host, o Options) verify.Input {
 		return v
 	}
 	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
-		StateDir: stateDir, StateRoot: stateRoot, TempDir: h.TempDir, Self: h.Self,
+		StateDir: stateDir, StateRoot: stateRoot, TempDir: h.TempDir, RunID: h.RunID, Self: h.Self,
 		SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite}
 }
 

@@ -25,7 +25,9 @@ const (
 // ProtectedPattern is a kind of path that is protected wherever a writable
 // rule reaches it: relative to a repository's git dir (Under "gitdir"),
 // the home directory ("home"), any dot entry directly in the home
-// directory ("home-dot", Rel empty), or a file name anywhere ("any").
+// directory ("home-dot", Rel empty), a file name anywhere ("any"), or an
+// existing file (not a directory) of that name anywhere ("file": the .git
+// file of a linked worktree or submodule).
 type ProtectedPattern struct {
 	Under string
 	Rel   string
@@ -82,7 +84,8 @@ func ProtectedPatterns() []ProtectedPattern {
 	for _, d := range homeCreated {
 		out = append(out, ProtectedPattern{"home", d, whyHomeDot})
 	}
-	return append(out, ProtectedPattern{"home-dot", "", whyHomeDot}, ProtectedPattern{"any", ".wrun.toml", whyWrunConfig})
+	return append(out, ProtectedPattern{"home-dot", "", whyHomeDot}, ProtectedPattern{"any", ".wrun.toml", whyWrunConfig},
+		ProtectedPattern{"file", ".git", whyDotGitFile})
 }
 
 const whyGitListed = "git directories of submodules and linked worktrees: one that appears during a run is removed after it (git submodule update reuses it, its commondir points anywhere)"
@@ -183,7 +186,9 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
 			roots = append(roots, r.Path)
 		}
 	}
-	if h.TempDir != "" {
+	if h.RunID != "" {
+		pt.guard.ID = h.RunID
+	} else if h.TempDir != "" {
 		pt.guard.ID = filepath.Base(h.TempDir)
 	}
 

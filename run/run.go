@@ -3,6 +3,8 @@ package run
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -452,19 +454,26 @@ func fillSummary(sum *Summary, out outcome) {
 // what was denied.
 func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
 	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
-	tmp, err := os.MkdirTemp("", "wrun-")
+	// Private and empty, at a path stable for the workspace (tools key
+	// caches on TMPDIR), never shared by two runs at once.
+	tmp, err := verify.OpenTempDir(h.Workdir)
 	if err != nil {
 		return failed(ExitFailed, fmt.Errorf("creating the private temp dir: %w", err))
 	}
 	removeTmp := true
 	defer func() {
-		if removeTmp {
-			if err := os.RemoveAll(tmp); err != nil && out.started {
-				out.res.AfterRunFailed = append(out.res.AfterRunFailed, "removing the private temp dir: "+err.Error())
-			}
+		if !removeTmp {
+			tmp.Keep()
+			return
+		}
+		if err := tmp.Close(); err != nil && out.started {
+			out.res.AfterRunFailed = append(out.res.AfterRunFailed, "removing the private temp dir: "+err.Error())
 		}
 	}()
-	h.TempDir = tmp
+	h.TempDir = tmp.Path
+	if h.RunID, err = newRunID(); err != nil {
+		return failed(ExitFailed, err)
+	}
 	h.Stdio = stdioPaths([3]*os.File{c.Stdin, c.Stdout, c.Stderr})
 	p, err := policy.Compute(g, h, o)
 	if err != nil {
@@ -571,8 +580,10 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		return out
 	}
 	denials := out.res.Denials
+	var reported []sandbox.Denial
 	if tail != nil {
-		for _, d := range a.Infer(tail.lines()) {
+		reported = a.Infer(tail.lines())
+		for _, d := range reported {
 			// The observer sees every call that changes the file system:
 			// with it, only what it cannot see is worth inferring.
 			if !res.Observed || observerBlind(d) {
@@ -585,7 +596,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	out.res.DenialsDropped += dropped
 	// Only what the run may have needed is asked for (escalate.Decide);
 	// the rest is recorded.
-	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded}, denials)
+	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded, Reported: reported}, denials)
 	out.req = out.sorted.Request
 	return out
 }
@@ -627,8 +638,11 @@ func (t *tailWriter) lines() []string {
 }
 
 // observerBlind says whether a denial is of a kind the observer does not
-// watch: reading, listing, executing.
+// watch: reading, listing, executing, and a git push verify refused.
 func observerBlind(d sandbox.Denial) bool {
+	if d.Right == escalate.RightGitPush {
+		return true
+	}
 	acc := escalate.ParseRights(d.Right)
 	return acc != 0 && acc&^(policy.ReadFile|policy.ReadDir|policy.Execute) == 0
 }
@@ -638,4 +652,13 @@ func observerBlind(d sandbox.Denial) bool {
 func isCharDevice(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// newRunID names a run: unique, unlike its temp dir's path.
+func newRunID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("naming the run: %w", err)
+	}
+	return "wrun-" + hex.EncodeToString(b[:]), nil
 }

@@ -24,6 +24,13 @@
 // workspace's repository. ServeGoCache is the go command's cache program
 // for the first sandboxed go command of a workspace (gocacheprog.go).
 //
+// Two more guards of verify mode live here: git push is refused at the
+// git level (gitpush.go: every push URL is rewritten to a remote helper
+// that refuses it; a guard against a mistake, not a boundary), and the
+// private temp dir of every run, whatever the grant, is taken from a
+// stable slot per workspace, emptied and locked (tempdir_unix.go), so
+// tools that key caches on TMPDIR (go test) hit them.
+//
 // It also owns git repository discovery (the gitdir of a normal clone, and
 // the gitdir and common dir of a linked worktree), which the policy layer
 // uses to protect a repository's config and hooks under write grants.

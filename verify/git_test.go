@@ -37,7 +37,11 @@ func gitScopeOf(t *testing.T, in Input) Scope {
 		t.Fatal(err)
 	}
 	var s Scope
-	gitScope(in, repo, &s)
+	var cfg [][2]string
+	gitScope(in, repo, &s, &cfg)
+	if len(cfg) > 0 {
+		s.Env = append(s.Env, gitConfigEnv(cfg)...)
+	}
 	return s
 }
 

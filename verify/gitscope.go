@@ -30,7 +30,9 @@ func gitChildConfig() [][2]string {
 // rewrite or replace any object); refs, their reflogs and FETCH_HEAD are
 // written in place. Config, hooks, HEAD, the index and packed-refs stay
 // read-only.
-func gitScope(in Input, repo *Repo, s *Scope) {
+//
+// The configuration the child's git commands need is added to cfg.
+func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 	if repo == nil {
 		return
 	}
@@ -79,7 +81,7 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 		s.Notes = append(s.Notes, "git: "+common+" is not writable by wrun, so it cannot hold a quarantine; nothing of the repository is writable")
 		return
 	default:
-		q = filepath.Join(quarantines, runID(in.TempDir))
+		q = filepath.Join(quarantines, runID(in))
 		s.Prepare = append(s.Prepare, Step{Kind: StepGitQuarantineOpen, Repo: common, Dir: q,
 			Why: "receives the objects git writes during the run; listed in objects/info/alternates first, so refs to them are valid at every moment"})
 		s.Finish = append(s.Finish, Step{Kind: StepGitQuarantineClose, Repo: common, Dir: q,
@@ -106,7 +108,7 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 	}
 	s.Writable = append(s.Writable, Path{Path: filepath.Join(gitDir, "FETCH_HEAD"), Create: true, Tool: "git", Beneath: gitDir,
 		Why: "what git fetch fetched (FETCH_HEAD)"})
-	if q == filepath.Join(quarantines, runID(in.TempDir)) {
+	if q == filepath.Join(quarantines, runID(in)) {
 		// What wrun creates for the run (above, and in sandbox/linux) goes
 		// again when the run left it empty; what was there stays.
 		for _, p := range []string{filepath.Join(gitDir, "FETCH_HEAD"), filepath.Join(common, "logs", "refs", "remotes"),
@@ -119,7 +121,7 @@ func gitScope(in Input, repo *Repo, s *Scope) {
 	}
 
 	gitShim(in, common, q, s)
-	s.Env = append(s.Env, gitConfigEnv()...)
+	*cfg = append(*cfg, gitChildConfig()...)
 }
 
 // gitShim points git at the quarantine q, through the shim (see
@@ -148,7 +150,8 @@ func gitShim(in Input, common, q string, s *Scope) {
 		EnvVar{Name: "PATH", Value: path, Why: "git runs through wrun's shim, which picks the object directory per repository"},
 		EnvVar{Name: EnvGitReal, Value: realGit, Why: "the git the shim runs"},
 		EnvVar{Name: EnvGitCommonDir, Value: common, Why: "the repository whose git commands use the quarantine"},
-		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"})
+		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"},
+		EnvVar{Name: EnvGitNoPush, Value: "1", Why: "the git shim refuses git push and git send-pack (verify checks work, it does not publish it)"})
 }
 
 // lookPathIn finds an executable named name in the directories of path.
@@ -167,16 +170,18 @@ func lookPathIn(name, path string) string {
 
 const whyGitConfig = "git config: a child that writes it (core.fsmonitor, core.hooksPath, aliases, filters) runs code at the next unsandboxed git command"
 
-// gitConfigEnv sets gitChildConfig through GIT_CONFIG_COUNT, KEY_n and
-// VALUE_n, numbered from 0: the invoking environment's GIT_CONFIG_* never
-// reach the child (policy's allowlist leaves them out: they can carry
+// gitConfigEnv sets cfg through GIT_CONFIG_COUNT, KEY_n and VALUE_n,
+// numbered from 0: the invoking environment's GIT_CONFIG_* never reach
+// the child (policy's allowlist leaves them out: they can carry
 // credentials, as http.extraHeader), so these are the child's only ones.
-func gitConfigEnv() []EnvVar {
+func gitConfigEnv(cfg [][2]string) []EnvVar {
 	var out []EnvVar
 	var set []string
-	cfg := gitChildConfig()
 	for i, kv := range cfg {
 		why := "git: " + kv[0] + "=" + kv[1] + " (no automatic maintenance in the sandbox)"
+		if strings.HasSuffix(kv[0], ".pushInsteadOf") {
+			why = "git: every push goes to wrun's refusing remote helper (verify checks work, it does not publish it)"
+		}
 		out = append(out,
 			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_KEY_%d", i), Value: kv[0], Why: why},
 			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_VALUE_%d", i), Value: kv[1], Why: why})
@@ -186,10 +191,13 @@ func gitConfigEnv() []EnvVar {
 		Why: "git: " + strings.Join(set, ", ") + " for every git command of the child"})
 }
 
-// runID names this run's quarantine after its private temp dir, which is
-// unique; "RUN" stands for it when only explaining.
-func runID(tempDir string) string {
-	if id := filepath.Base(tempDir); tempDir != "" && validID(id) {
+// runID names this run's quarantine: its RunID, else its private temp
+// dir's base name; "RUN" stands for it when only explaining.
+func runID(in Input) string {
+	if validID(in.RunID) {
+		return in.RunID
+	}
+	if id := filepath.Base(in.TempDir); in.TempDir != "" && validID(id) {
 		return id
 	}
 	return "RUN"

@@ -112,10 +112,14 @@ func gitTargetsCommonDir(args []string, cwd, gitDir, common string) bool {
 // DirectGit applies the shim's decision in wrun itself when the command
 // it runs is git (argv[0] named "git"), so that the common case costs no
 // extra program start: it returns the argv to run (the real git) and the
-// environment for it. Anything else is returned unchanged.
+// environment for it. Anything else is returned unchanged, and so is a
+// push the shim refuses (ShimRefusesPush): the shim says why.
 func DirectGit(argv []string, cwd string, env []string) ([]string, []string) {
 	if len(argv) == 0 || argv[0] != "git" {
 		return argv, env
+	}
+	if _, refused := ShimRefusesPush(argv[1:], env); refused {
+		return argv, env // the shim, first in PATH, refuses it
 	}
 	newEnv, realGit := GitShimEnv(argv[1:], cwd, env)
 	if realGit == "" {

@@ -59,6 +59,13 @@ func removeAllAt(dirfd int, name string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return unix.Unlinkat(dirfd, name, 0)
 	}
+	// A directory its owner (the child) made unreadable or unwritable is
+	// opened up first: it goes anyway.
+	if st.Mode&0o700 != 0o700 {
+		if err := chmodDirAt(dirfd, name, 0o700); err != nil {
+			return err
+		}
+	}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err

@@ -23,8 +23,10 @@ type Input struct {
 	// without following links, made on first use (StepStateRoot).
 	StateRoot string
 	// TempDir is the private temp dir of this run ("" when only
-	// explaining). Its base name also names this run's git quarantine.
+	// explaining).
 	TempDir string
+	// RunID names this run's git quarantine; "" takes TempDir's base name.
+	RunID string
 	// Self is the path of the wrun executable, which serves the go
 	// command's build cache (GOCACHEPROG); "" disables that.
 	Self string
@@ -95,7 +97,15 @@ func Compute(in Input) Scope {
 	}
 	cargoScope(in, repo, &s)
 	goScope(in, &s)
-	gitScope(in, repo, &s)
+	var gitCfg [][2]string
+	if !in.WorkspaceWritable {
+		gitCfg = append(gitCfg, pushRefusalConfig())
+		s.Notes = append(s.Notes, "git: git push is refused (every push goes to wrun's refusing remote helper, and the git shim refuses push and send-pack): verify checks work, it does not publish it; files=write with network=on may push. With the network on for git fetch this guards against a mistake, it is not a boundary: a determined child can speak git's protocol itself")
+	}
+	gitScope(in, repo, &s, &gitCfg)
+	if len(gitCfg) > 0 {
+		s.Env = append(s.Env, gitConfigEnv(gitCfg)...)
+	}
 	npmScope(in, &s)
 	// A path inside the workspace is reached from the workspace root
 	// unless its tool named a nearer trusted directory: the child may

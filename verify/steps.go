@@ -23,7 +23,8 @@ const (
 	// still write it, it stays registered for a later run to settle.
 	StepGitQuarantineClose = "git-quarantine-close"
 	// StepGitShim makes the directory Dir holding `git`, a symbolic link
-	// to Target (wrun), which the child's PATH puts first.
+	// to Target (wrun), which the child's PATH puts first, and the remote
+	// helper that refuses pushes (PushRefusedHelper), another link to it.
 	StepGitShim = "git-shim"
 	// StepRemoveIfEmpty removes Dir if it is an empty file or an empty
 	// directory: what wrun created for the run and the run did not use.
@@ -116,6 +117,8 @@ func Prepare(steps []Step) (*Session, error) {
 			if err := os.MkdirAll(st.Dir, 0o755); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
 			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, "git")); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, "git-remote-"+PushRefusedHelper)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
 			}
 		default:

@@ -93,7 +93,7 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	section(w, "Writable:")
 	tw := table(w)
 	if p.TempDir == "" {
-		fmt.Fprintf(tw, "  $TMPDIR\tread, write\ta private temp dir made for each run and removed after it\n")
+		fmt.Fprintf(tw, "  $TMPDIR\tread, write\ta private temp dir, empty when each run starts and removed after it; its path ($TMPDIR/wrun-UID/WORKSPACE-SLOT) stays the same from run to run of a workspace, so tools that key caches on it (go test) hit them, and two runs at once get different ones\n")
 	}
 	for _, r := range writable {
 		extra := ""

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/wrun-dev/wrun/run"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 func init() {
@@ -23,6 +24,10 @@ func main() {
 	// wrun only picks git's object directory and runs the real git.
 	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "git" {
 		os.Exit(runGitShim(os.Args[1:]))
+	}
+	// Run as the remote helper verify sends every push to, it refuses it.
+	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "git-remote-"+verify.PushRefusedHelper {
+		os.Exit(runPushRefused(os.Args[1:]))
 	}
 	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
