@@ -14,8 +14,8 @@ import (
 
 func sample(i int) *Receipt {
 	start := time.Date(2026, 12, 2, 20, 0, 0, 0, time.UTC)
-	r := New(Facts{ID: fmt.Sprintf("r%d", i), Start: start, End: start.Add(time.Second), Argv: []string{"true", strings.Repeat("x", 3000)},
-		Workdir: "/w", GrantRequested: "inspect", GrantSource: "built-in"}, &run.Summary{Grant: "files=read,shell=inspect,network=off,desktop=off", Sandbox: "landlock"})
+	r := New(Facts{ID: fmt.Sprintf("r%d", i), Start: start, End: start.Add(time.Second), Argv: []string{"true", strings.Repeat("x", 300)},
+		Workdir: "/w", GrantRequested: "inspect", GrantSource: "built-in", CeilingSrc: "built-in"}, &run.Summary{Grant: "files=read,shell=inspect,network=off,desktop=off", Sandbox: "landlock"})
 	return &r
 }
 
