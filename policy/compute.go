@@ -45,6 +45,13 @@ type Host struct {
 	// hidden. A nil Scan searches nothing.
 	Identity Identity
 	Scan     []ScanRoot
+	// Records are wrun's records of runs: the directory of the receipts
+	// and the roster of live runs. They are the user's, not the child's:
+	// hidden whole, neither listable, readable nor writable.
+	Records []string
+	// Hide are more paths the user's config hides (listable, not
+	// readable).
+	Hide []string
 }
 
 // Options are the user's additions to the grant.
@@ -123,6 +130,16 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	if g.Files == grant.FilesRead {
 		p.add(Rule{Path: h.Workdir, Access: ReadExec, Source: "grant", Why: "the workspace (files=read)"})
+	}
+	for _, r := range h.Records {
+		if filepath.IsAbs(r) && filepath.Clean(r) != "/" {
+			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All, Why: whyRecords})
+		}
+	}
+	for _, r := range h.Hide {
+		if filepath.IsAbs(r) && filepath.Clean(r) != "/" {
+			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All &^ ReadDir, Why: "hidden by the user's config (defaults.hide)"})
+		}
 	}
 	p.Hidden = resolveHoles(p.Hidden)
 	// Files only the child's identity may read, found by their modes.
