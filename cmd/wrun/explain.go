@@ -31,7 +31,11 @@ nothing is created.`,
   wrun explain --grant write --allow-write /tmp/out --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := run.Explain(pf.spec())
+			spec := pf.spec()
+			if paths, err := wrunPaths(); err == nil {
+				spec.Records = []string{paths.State, paths.Roster}
+			}
+			e, err := run.Explain(spec)
 			if err != nil {
 				return err
 			}

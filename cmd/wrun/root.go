@@ -103,6 +103,12 @@ Fields: files=none|read|write  shell=none|inspect|verify|full
 Give a preset, a preset with overrides (verify,network=off), or fields alone
 (they override the default preset, inspect).
 
+Settings come from built-in defaults, your config
+($XDG_CONFIG_HOME/wrun/config.toml), the repository's .wrun.toml (which may
+only narrow) and the flags, in that order; wrun config shows each and where it
+came from. Every run appends a receipt (wrun receipts) and is listed while it
+lives (wrun roster); a second writer into a live run's workspace is refused.
+
 Exit status: the command's own; 128+N if signal N killed it; 125 if wrun
 failed before the command started (bad flag, bad grant, unenforceable grant,
 missing path); 126 if the command could not be executed; 127 if it was not
@@ -120,6 +126,14 @@ const examples = `  # read-only: look around, nothing can be written (the defaul
 
   # one more writable path, for one run
   wrun --grant verify --allow-write ~/.cache/mytool -- mytool check
+
+  # a role: its grant, model and thinking (wrun roles lists them)
+  wrun --role verifier --thinking high -- go test ./...
+
+  # what ran, what was refused, what runs now, which settings apply
+  wrun receipts --denied
+  wrun roster
+  wrun config
 
   # what exactly does a grant allow here, and what does this kernel enforce?
   wrun explain --grant verify
