@@ -322,20 +322,64 @@ func ExpandHome(p, home string) string {
 	return p
 }
 
-// Load reads the user's config and the repository file of workdir (its
-// .wrun.toml, if any) and merges them over the built-ins.
+// Load reads the user's config (unless paths.UserConfig is "") and the
+// repository file of workdir (RepoFile) and merges them over the
+// built-ins.
 func Load(paths Paths, workdir string) (Effective, error) {
-	user, err := ReadFile(paths.UserConfig)
-	if err != nil {
-		return Effective{}, err
-	}
-	var repo *File
-	if workdir != "" {
-		if repo, err = ReadFile(filepath.Join(workdir, ".wrun.toml")); err != nil {
+	var user, repo *File
+	var err error
+	if paths.UserConfig != "" {
+		if user, err = ReadFile(paths.UserConfig); err != nil {
 			return Effective{}, err
 		}
 	}
+	if workdir != "" {
+		if path := RepoFile(workdir); path != "" {
+			fi, err := os.Lstat(path)
+			if err != nil {
+				return Effective{}, &Error{File: path, Msg: oneLine(err.Error())}
+			}
+			if !fi.Mode().IsRegular() {
+				return Effective{}, &Error{File: path, Msg: "not a regular file (a repository's .wrun.toml may not be a link): refused"}
+			}
+			if repo, err = ReadFile(path); err != nil {
+				return Effective{}, err
+			}
+		}
+	}
 	return Merge(Builtin(paths.State), user, repo)
+}
+
+// RepoFile returns the .wrun.toml that applies to workdir: the nearest
+// one from workdir up to the root of the git repository it lies in
+// (workdir alone outside a repository); "" when there is none.
+func RepoFile(workdir string) string {
+	d, err := filepath.Abs(workdir)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	top := d
+	for p := d; ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			top = p
+			break
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	for p := d; ; p = filepath.Dir(p) {
+		f := filepath.Join(p, ".wrun.toml")
+		if _, err := os.Lstat(f); err == nil {
+			return f
+		}
+		if p == top || p == filepath.Dir(p) {
+			return ""
+		}
+	}
 }
 
 // Paths are where wrun keeps its files, from the XDG variables with their

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wrun-dev/wrun/config"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -32,9 +33,18 @@ nothing is created.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := pf.spec()
-			if paths, err := wrunPaths(); err == nil {
-				spec.Records = []string{paths.State, paths.Roster}
+			flags := config.Flags{}
+			if cmd.Flags().Changed("grant") {
+				flags.Grant = pf.grant
 			}
+			st, err := loadSettings(workdirOf(pf.workdir), flags)
+			if err != nil {
+				return err
+			}
+			var cfg run.Config
+			cfg.Spec = spec
+			st.apply(&cfg, "")
+			spec = cfg.Spec
 			e, err := run.Explain(spec)
 			if err != nil {
 				return err

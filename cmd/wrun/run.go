@@ -12,6 +12,7 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
+	"github.com/wrun-dev/wrun/receipt"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -90,6 +91,13 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
 	}
 	st.apply(&cfg, rf.receiptFile)
+	if !nested() {
+		// Made before the policy, so that its hole lies on a directory
+		// the child cannot create in its place.
+		if err := receipt.EnsureDir(st.paths.State); err != nil {
+			return refuse(pf, rf, stderr, err.Error())
+		}
+	}
 	for _, n := range st.req.Notes {
 		call(cfg.Hooks.Note, n)
 	}

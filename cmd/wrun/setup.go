@@ -69,6 +69,12 @@ func loadSettings(workdir string, f config.Flags) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
+	if nested() {
+		// Inside another wrun's sandbox the user's config is hidden, and
+		// the environment naming it is the child's to set: the enclosing
+		// run's settings bound this one (WRUN_GRANT, WRUN_CEILING).
+		paths.UserConfig = ""
+	}
 	eff, err := config.Load(paths, workdir)
 	if err != nil {
 		return nil, err
