@@ -521,3 +521,98 @@ func TestRecordsHiddenFromSandbox(t *testing.T) {
 		t.Errorf("%d receipts", len(rs))
 	}
 }
+
+// TestConfigAtRunTime: the user config and a repository's .wrun.toml set
+// a run's grant in that order, the repository only narrowing; a file that
+// tries to widen, or is malformed, stops wrun with one line naming file,
+// line and key.
+func TestConfigAtRunTime(t *testing.T) {
+	requireABI(t, 1)
+	rec := newRecords(t)
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: rec.env()}
+	userFile := filepath.Join(rec.config, "wrun", "config.toml")
+	mustWrite(t, userFile, "[defaults]\ngrant = \"write\"\n\n[models.small]\nthinking = [\"off\", \"low\"]\n\n[roles.cheap]\ngrant = \"inspect\"\nmodel = \"small\"\nthinking = \"low\"\n")
+	target := filepath.Join(ws, "made")
+	// The user's default grant: write. The workspace is writable.
+	if r := wrun(t, o, "--", "sh", "-c", "echo x > "+target); r.code != 0 {
+		t.Fatalf("user config grant=write: %s", r)
+	}
+	// The repository narrows it to inspect: the same write is denied.
+	mustWrite(t, filepath.Join(ws, ".wrun.toml"), "[defaults]\ngrant = \"inspect\"\n\n[roles.docs]\ndescription = \"reads\"\ngrant = \"inspect\"\n")
+	if r := wrun(t, o, "--", "sh", "-c", "echo y > "+target); r.code == 0 {
+		t.Fatalf("repository grant=inspect did not narrow: %s", r)
+	}
+	// A flag overrides both, within the ceiling.
+	if r := wrun(t, o, "--grant", "write", "--", "sh", "-c", "echo z > "+target); r.code != 0 {
+		t.Fatalf("--grant write over the repository's inspect: %s", r)
+	}
+	rs := rec.receipts(t)
+	if len(rs) != 3 || rs[0].GrantSource != "user config "+userFile || !strings.HasPrefix(rs[1].GrantSource, "repository ") || rs[2].GrantSource != "flag --grant" {
+		t.Errorf("grant sources: %+v", rs)
+	}
+	r := wrun(t, o, "config")
+	if r.code != 0 || !strings.Contains(r.stdout, "(narrowing)") || !strings.Contains(r.stdout, userFile) {
+		t.Errorf("wrun config:\n%s", r)
+	}
+	r = wrun(t, o, "roles", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"name":"docs"`) || !strings.Contains(r.stdout, `"name":"cheap"`) {
+		t.Errorf("wrun roles --json:\n%s", r)
+	}
+	// The model's thinking levels are enforced.
+	r = wrun(t, o, "--role", "cheap", "--thinking", "high", "--", "true")
+	if r.code != 125 || !strings.Contains(r.stderr, "small supports only off, low") {
+		t.Errorf("unsupported thinking level: %s", r)
+	}
+	// A repository that tries to widen is refused, naming file, line, key.
+	mustWrite(t, filepath.Join(ws, ".wrun.toml"), "# widen\n[defaults]\ngrant = \"full\"\n")
+	r = wrun(t, o, "--", "true")
+	want := "wrun: " + filepath.Join(ws, ".wrun.toml") + ":3: defaults.grant: full would widen the default grant (write, user config " + userFile + ")"
+	if r.code != 125 || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("widening repository file:\n%s\nwant %s...", r, want)
+	}
+	// A malformed user config: one line, file:line: key.
+	os.Remove(filepath.Join(ws, ".wrun.toml"))
+	mustWrite(t, userFile, "[defaults]\ngrant = \"write\"\nceiling = \"sideways\"\n")
+	r = wrun(t, o, "--", "true")
+	if r.code != 125 || !strings.HasPrefix(r.stderr, "wrun: "+userFile+":3: defaults.ceiling: bad grant") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("malformed user config:\n%s", r)
+	}
+}
+
+// TestConductor: its own directory is writable without asking, the
+// workspace is not, and inside a git repository it gets no shell.
+func TestConductor(t *testing.T) {
+	requireABI(t, 1)
+	rec := newRecords(t)
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: rec.env()}
+	own := filepath.Join(rec.state, "wrun", "conductor", "plan.md")
+	r := wrun(t, o, "--role", "conductor", "--on-denial", "report", "--", "sh", "-c", "echo plan > "+own+" && echo x > "+filepath.Join(ws, "f"))
+	if r.code == 0 || mustRead(t, own) != "plan\n" || exists(filepath.Join(ws, "f")) {
+		t.Errorf("conductor: own dir writable, workspace not:\n%s", r)
+	}
+	repo := workspace(t)
+	gitCmd(t, repo, "init", "-q")
+	r = wrun(t, runOpts{dir: repo, env: rec.env()}, "--role", "conductor", "--", "true")
+	if r.code != 125 || !strings.Contains(r.stderr, "no shell inside a git repository") || !strings.Contains(r.stderr, "--role worker") {
+		t.Errorf("conductor in a git repository:\n%s", r)
+	}
+	// Control: a worker runs there.
+	if r := wrun(t, runOpts{dir: repo, env: rec.env()}, "--role", "worker", "--", "true"); r.code != 0 {
+		t.Errorf("control: worker in a git repository: %s", r)
+	}
+	// A write into a git repository is never approved by a command for
+	// the conductor; the same approval of a write elsewhere is.
+	approver := `cat >/dev/null; echo '{"decision": "approve"}'`
+	inRepo := filepath.Join(repo, "notes")
+	r = wrun(t, o, "--role", "conductor", "--on-denial", "retry", "--retry-safe", "--approver", approver, "--", "sh", "-c", "echo x > "+inRepo)
+	if r.code == 0 || exists(inRepo) || !strings.Contains(r.stderr, "never approved automatically") {
+		t.Errorf("conductor: a write into a git repository was approved:\n%s", r)
+	}
+	elsewhere := filepath.Join(workspace(t), "notes")
+	r = wrun(t, o, "--role", "conductor", "--on-denial", "retry", "--retry-safe", "--approver", approver, "--", "sh", "-c", "echo x > "+elsewhere)
+	if r.code != 0 || !exists(elsewhere) {
+		t.Errorf("control: conductor's approved write outside a repository:\n%s", r)
+	}
+}
