@@ -1,11 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/wrun-dev/wrun/grant"
@@ -57,6 +60,8 @@ type Effective struct {
 	Models map[string]Value[[]string]
 	// UserFile and RepoFile are the files read ("" when absent).
 	UserFile, RepoFile string
+	// Notes say what was not read and why.
+	Notes []string
 }
 
 // DefaultApproverTimeout is the built-in approver timeout.
@@ -328,8 +333,17 @@ func ExpandHome(p, home string) string {
 func Load(paths Paths, workdir string) (Effective, error) {
 	var user, repo *File
 	var err error
+	var notes []string
 	if paths.UserConfig != "" {
-		if user, err = ReadFile(paths.UserConfig); err != nil {
+		user, err = ReadFile(paths.UserConfig)
+		var pe *os.PathError
+		switch {
+		case errors.As(err, &pe) && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR)):
+			// Not this user's to read (another account's HOME, say): it
+			// is not this user's config.
+			notes = append(notes, fmt.Sprintf("the user config %s is not readable by this user (%v): not applied", paths.UserConfig, pe.Err))
+			user = nil
+		case err != nil:
 			return Effective{}, err
 		}
 	}
@@ -347,7 +361,9 @@ func Load(paths Paths, workdir string) (Effective, error) {
 			}
 		}
 	}
-	return Merge(Builtin(paths.State), user, repo)
+	e, err := Merge(Builtin(paths.State), user, repo)
+	e.Notes = append(e.Notes, notes...)
+	return e, err
 }
 
 // RepoFile returns the .wrun.toml that applies to workdir: the nearest

@@ -73,7 +73,11 @@ type Error struct {
 	Line int
 	Key  string
 	Msg  string
+	err  error // the cause, when reading failed
 }
+
+// Unwrap returns the cause of a read failure.
+func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
 	loc := e.File
@@ -116,7 +120,7 @@ func ReadFile(path string) (*File, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{File: path, Msg: oneLine(err.Error())}
+		return nil, &Error{File: path, Msg: oneLine(err.Error()), err: err}
 	}
 	return Parse(path, b)
 }

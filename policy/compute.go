@@ -47,7 +47,8 @@ type Host struct {
 	Scan     []ScanRoot
 	// Records are wrun's records of runs: the directory of the receipts
 	// and the roster of live runs. They are the user's, not the child's:
-	// hidden whole, neither listable, readable nor writable.
+	// hidden whole, neither readable nor writable (names listable, as in
+	// every hidden directory).
 	Records []string
 	// Hide are more paths the user's config hides (listable, not
 	// readable).
@@ -133,7 +134,10 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	for _, r := range h.Records {
 		if filepath.IsAbs(r) && filepath.Clean(r) != "/" {
-			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All, Why: whyRecords})
+			// Listing stays, as in every hidden directory: withholding it
+			// would take it from every directory above (Landlock's rights
+			// are inherited), / included.
+			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All &^ ReadDir, Why: whyRecords})
 		}
 	}
 	for _, r := range h.Hide {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,9 @@ import (
 
 // recorder registers a run in the roster and writes its receipt.
 type recorder struct {
+	// off: the run is not recorded (nested, or no place for records).
+	off                   bool
+	note                  func(string)
 	st                    *settings
 	rf                    runFlags
 	argv                  []string
@@ -41,13 +45,10 @@ func (r *recorder) register(grantSpec, ceilingSpec string, spec run.Spec) (*rost
 		return nil, err // run.Run says so again, in its own words
 	}
 	r.grant = b.Grant.String()
-	if nested() {
+	if r.off {
 		return nil, nil
 	}
-	scopes, err := writeScopes(b.Grant, r.workdir, spec.AllowWrite)
-	if err != nil {
-		return nil, err
-	}
+	scopes := writeScopes(b.Grant, r.workdir, spec.AllowWrite)
 	if r.st.req.ConductorDir != "" {
 		// The conductor's own directory is private to conductors.
 		scopes = slices.DeleteFunc(scopes, func(s roster.Scope) bool {
@@ -57,8 +58,12 @@ func (r *recorder) register(grantSpec, ceilingSpec string, spec run.Spec) (*rost
 	e := roster.Entry{ID: r.id, PID: os.Getpid(), Start: r.start, Argv: r.argv, Role: r.st.req.Role, Model: r.st.req.Model.V,
 		Thinking: r.st.req.Thinking.V, Grant: r.grant, Workdir: canonicalOr(r.workdir), Writes: scopes, Share: r.rf.shareWorkdir}
 	h, err := roster.Register(r.st.paths.Roster, e)
-	if err != nil {
+	var ce *roster.ConflictError
+	switch {
+	case errors.As(err, &ce):
 		return nil, fmt.Errorf("refused: %w", err)
+	case err != nil:
+		call(r.note, "this run is not in the roster, and no write-scope guard holds for it: "+err.Error())
 	}
 	return h, nil
 }
@@ -75,7 +80,7 @@ func canonicalOr(p string) string {
 // receipt records the whole command, nested runs included). A receipt
 // that cannot be written is a warning: the run is over.
 func (r *recorder) write(stderr io.Writer, sum *run.Summary, rep *sandbox.Report) {
-	if r.rf.noReceipt || nested() || r.st == nil {
+	if r.rf.noReceipt || r.off || r.st == nil {
 		return
 	}
 	path := r.st.paths.Receipts

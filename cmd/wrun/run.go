@@ -12,7 +12,6 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
-	"github.com/wrun-dev/wrun/receipt"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -91,11 +90,20 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
 	}
 	st.apply(&cfg, rf.receiptFile)
-	if !nested() {
-		// Made before the policy, so that its hole lies on a directory
-		// the child cannot create in its place.
-		if err := receipt.EnsureDir(st.paths.State); err != nil {
-			return refuse(pf, rf, stderr, err.Error())
+	for _, n := range st.eff.Notes {
+		call(cfg.Hooks.Note, n)
+	}
+	// wrun's records: made before the policy, so that its hole lies on a
+	// directory the child cannot create in its place. Without a place for
+	// them (a service account whose home directory is not there) the run
+	// goes on unrecorded; -v says so.
+	recordsOff := nested()
+	if !recordsOff {
+		if err := ensureStateDir(st.paths); err != nil {
+			recordsOff = true
+			if rf.verbose {
+				call(cfg.Hooks.Note, "this run is not recorded (no receipt, no roster entry, no write-scope guard): "+err.Error())
+			}
 		}
 	}
 	for _, n := range st.req.Notes {
@@ -122,7 +130,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		call(planned, rep)
 	}
-	rec := recorder{st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
+	rec := recorder{off: recordsOff, note: cfg.Hooks.Note, st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
 	held, err := rec.register(cfg.Grant, cfg.Ceiling, cfg.Spec)
 	if err != nil {
 		sum := run.Summary{ExitCode: run.ExitFailed, Error: err.Error()}

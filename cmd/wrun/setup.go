@@ -14,6 +14,7 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/envlist"
+	"github.com/wrun-dev/wrun/receipt"
 	"github.com/wrun-dev/wrun/roster"
 	"github.com/wrun-dev/wrun/run"
 )
@@ -153,23 +154,21 @@ func gitRepoOf(dir string) string {
 // conflict guard: the workspace under files=write and each --allow-write
 // path given on the command line. verify's private build outputs and
 // full's caches are not: their tools lock them themselves.
-func writeScopes(g grant.Grant, workdir string, allowWrite []string) ([]roster.Scope, error) {
+func writeScopes(g grant.Grant, workdir string, allowWrite []string) []roster.Scope {
 	var out []roster.Scope
+	// A path that does not resolve is refused by run.Run, in its own
+	// words, before anything starts.
 	if g.Files == grant.FilesWrite {
-		s, err := roster.NewScope(workdir, "the workspace (files=write)")
-		if err != nil {
-			return nil, err
+		if s, err := roster.NewScope(workdir, "the workspace (files=write)"); err == nil {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	for _, p := range allowWrite {
-		s, err := roster.NewScope(p, "--allow-write")
-		if err != nil {
-			return nil, fmt.Errorf("--allow-write %s: %w", p, err)
+		if s, err := roster.NewScope(p, "--allow-write"); err == nil {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
-	return out, nil
+	return out
 }
 
 // plainGrant is a grant in a few words: "write (the workspace is
@@ -206,3 +205,18 @@ func canonicalPath(p string) (string, error) {
 }
 
 func slicesSort(s []string) { sort.Strings(s) }
+
+// ensureStateDir makes wrun's state directory (the receipts, the roster
+// without a runtime directory) when what it lies in is there: the
+// directory above $XDG_STATE_HOME, else the home directory. wrun never
+// creates a home directory ($HOME=/nonexistent stays so).
+func ensureStateDir(p config.Paths) error {
+	base := p.Home
+	if v := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
+		base = filepath.Dir(filepath.Clean(v))
+	}
+	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not there, and wrun does not create it (set XDG_STATE_HOME to record runs elsewhere)", base)
+	}
+	return receipt.EnsureDir(p.State)
+}
