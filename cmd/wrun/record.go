@@ -32,6 +32,7 @@ type recorder struct {
 	id                    string
 	allowWrite, allowRead []string
 	grant                 string // effective, canonical, once resolved
+	ceiling, ceilingSrc   string // the ceiling in force, once resolved
 }
 
 // register resolves the run's grant as run.Run will, and registers the
@@ -45,6 +46,10 @@ func (r *recorder) register(grantSpec, ceilingSpec string, spec run.Spec) (*rost
 		return nil, err // run.Run says so again, in its own words
 	}
 	r.grant = b.Grant.String()
+	r.ceiling, r.ceilingSrc = b.Ceiling.Grant.String(), r.st.req.Ceiling.Source
+	if b.Ceiling.Source != escalate.CeilingDefault && b.Ceiling.Source != escalate.CeilingFlag {
+		r.ceilingSrc = b.Ceiling.Source // inherited: WRUN_CEILING, narrowed by WRUN_GRANT
+	}
 	if r.off {
 		return nil, nil
 	}
@@ -90,12 +95,15 @@ func (r *recorder) write(stderr io.Writer, sum *run.Summary, rep *sandbox.Report
 	if r.id == "" {
 		r.id = receipt.NewID(r.start)
 	}
-	ceilingSrc := r.st.req.Ceiling.Source
+	ceiling, ceilingSrc := r.ceiling, r.ceilingSrc
+	if ceilingSrc == "" {
+		ceiling, ceilingSrc = r.st.req.Ceiling.V, r.st.req.Ceiling.Source
+	}
 	rec := receipt.New(receipt.Facts{
 		ID: r.id, Start: r.start, End: time.Now(), Argv: r.argv, Workdir: canonicalOr(r.workdir), PID: os.Getpid(),
 		Role: r.st.req.Role, Model: r.st.req.Model.V, Think: r.st.req.Thinking.V,
 		GrantRequested: r.st.req.Grant.V, GrantSource: r.st.req.Grant.Source,
-		Ceiling: r.st.req.Ceiling.V, CeilingSrc: ceilingSrc, AllowWrite: r.allowWrite, AllowRead: r.allowRead,
+		Ceiling: ceiling, CeilingSrc: ceilingSrc, AllowWrite: r.allowWrite, AllowRead: r.allowRead,
 		Report: rep, ExitCode: sum.Status(),
 	}, sum)
 	if rec.Grant == "" && r.grant != "" {
