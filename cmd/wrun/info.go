@@ -156,7 +156,9 @@ a worker there.`,
 			}
 			type roleOut struct {
 				config.Role
-				GrantCanonical string   `json:"grant_canonical"`
+				// GrantCanonical is the grant a run in the role gets here:
+				// the role's, narrowed to the configured ceiling.
+				GrantCanonical string   `json:"effective_grant"`
 				Allows         []string `json:"allows"`
 				ConductorDir   string   `json:"conductor_dir,omitempty"`
 			}
@@ -164,7 +166,15 @@ a worker there.`,
 			for _, n := range eff.RoleNames() {
 				r := eff.Roles[n]
 				g, _ := grant.Parse(r.Grant)
-				ro := roleOut{Role: r, GrantCanonical: g.String(), Allows: g.Describe()}
+				ro := roleOut{Role: r, Allows: g.Describe()}
+				if eff.Ceiling.V != "" {
+					limit, _ := grant.Parse(eff.Ceiling.V)
+					if n, ex := g.Narrow(limit); len(ex) > 0 {
+						g = n
+						ro.Allows = append(n.Describe(), "(narrowed to the ceiling "+limit.Compact()+", "+eff.Ceiling.Source+": "+strings.Join(ex, "; ")+")")
+					}
+				}
+				ro.GrantCanonical = g.String()
 				if n == config.Conductor {
 					ro.ConductorDir = eff.ConductorDir.V
 				}
@@ -187,7 +197,7 @@ a worker there.`,
 					levels = " (supported: " + strings.Join(r.ThinkingLevels, ", ") + ")"
 				}
 				fmt.Fprintf(stdout, "%s: %s\n", r.Name, quote.Line(r.Description))
-				fmt.Fprintf(stdout, "  grant:    %s\n", plainGrant(r.Grant))
+				fmt.Fprintf(stdout, "  grant:    %s\n", plainGrant(r.GrantCanonical))
 				for _, l := range r.Allows {
 					fmt.Fprintf(stdout, "              %s\n", l)
 				}
