@@ -49,6 +49,14 @@ type Host struct {
 	// hidden. A nil Scan searches nothing.
 	Identity Identity
 	Scan     []ScanRoot
+	// Records are wrun's records of runs: the directory of the receipts
+	// and the roster of live runs. They are the user's, not the child's:
+	// hidden whole, neither readable nor writable (names listable, as in
+	// every hidden directory).
+	Records []string
+	// Hide are more paths the user's config hides (listable, not
+	// readable).
+	Hide []string
 }
 
 // Options are the user's additions to the grant.
@@ -133,6 +141,19 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	if g.Files == grant.FilesRead {
 		p.add(Rule{Path: h.Workdir, Access: ReadExec, Source: "grant", Why: "the workspace (files=read)"})
+	}
+	for _, r := range h.Records {
+		if filepath.IsAbs(r) && filepath.Clean(r) != "/" {
+			// Listing stays, as in every hidden directory: withholding it
+			// would take it from every directory above (Landlock's rights
+			// are inherited), / included.
+			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All &^ ReadDir, Why: whyRecords})
+		}
+	}
+	for _, r := range h.Hide {
+		if filepath.IsAbs(r) && filepath.Clean(r) != "/" {
+			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All &^ ReadDir, Why: "hidden by the user's config (defaults.hide)"})
+		}
 	}
 	p.Hidden = resolveHoles(p.Hidden)
 	// Files only the child's identity may read, found by their modes.

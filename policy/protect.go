@@ -19,6 +19,7 @@ const (
 	whyEnvDir     = "a start-up location named by an environment variable: programs load configuration or code from it at their next unsandboxed start"
 	whyPathDir    = "a directory on PATH: a program planted there runs instead of the one the user means at the next unsandboxed command"
 	whyWrunConfig = "wrun's own config: a child must not choose the grant of later runs"
+	whyRecords    = "wrun's records of runs (receipts, the roster of live runs): the user's, not the child's"
 	whyJournal    = "wrun's record of the checks it makes after a run: a child that could remove it would escape the check when wrun is killed"
 )
 

@@ -33,6 +33,10 @@ type Spec struct {
 	// KeepEnv names variables passed through although the grant would
 	// remove them.
 	KeepEnv []string
+	// Records are wrun's records of runs (the receipts' directory, the
+	// roster), hidden whole from the child; Hide are more paths to hide
+	// (the user's config).
+	Records, Hide []string
 	// BestEffort runs even when the kernel cannot enforce the whole grant;
 	// the run is then degraded.
 	BestEffort bool

@@ -56,6 +56,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 	if cache, err := os.UserCacheDir(); err == nil {
 		h.StateDir = filepath.Join(cache, "wrun")
 	}
+	h.Records, h.Hide = s.Records, s.Hide
 	for _, p := range s.AllowRead {
 		c, err := canonical(p)
 		if err != nil {

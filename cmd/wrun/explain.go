@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wrun-dev/wrun/config"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -31,7 +32,20 @@ nothing is created.`,
   wrun explain --grant write --allow-write /tmp/out --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := run.Explain(pf.spec())
+			spec := pf.spec()
+			flags := config.Flags{}
+			if cmd.Flags().Changed("grant") {
+				flags.Grant = pf.grant
+			}
+			st, err := loadSettings(workdirOf(pf.workdir), flags)
+			if err != nil {
+				return err
+			}
+			var cfg run.Config
+			cfg.Spec = spec
+			st.apply(&cfg, "")
+			spec = cfg.Spec
+			e, err := run.Explain(spec)
 			if err != nil {
 				return err
 			}

@@ -106,6 +106,12 @@ Fields: files=none|read|write  shell=none|inspect|verify|full
 Give a preset, a preset with overrides (verify,network=off), or fields alone
 (they override the default preset, inspect).
 
+Settings come from built-in defaults, your config
+($XDG_CONFIG_HOME/wrun/config.toml), the repository's .wrun.toml (which may
+only narrow) and the flags, in that order; wrun config shows each and where it
+came from. Every run appends a receipt (wrun receipts) and is listed while it
+lives (wrun roster); a second writer into a live run's workspace is refused.
+
 Exit status: the command's own; 128+N if signal N killed it; 125 if wrun
 failed before the command started (bad flag, bad grant, unenforceable grant,
 missing path); 126 if the command could not be executed; 127 if it was not
@@ -123,6 +129,14 @@ const examples = `  # read-only: look around, nothing can be written (the defaul
 
   # one more writable path, for one run
   wrun --grant verify --allow-write ~/.cache/mytool -- mytool check
+
+  # a role: its grant, model and thinking (wrun roles lists them)
+  wrun --role verifier --thinking high -- go test ./...
+
+  # what ran, what was refused, what runs now, which settings apply
+  wrun receipts --denied
+  wrun roster
+  wrun config
 
   # what exactly does a grant allow here, and what does this kernel enforce?
   wrun explain --grant verify
@@ -183,6 +197,13 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			if rf.approver != "" && rf.onDenial == "report" {
 				return &usageError{"--approver goes with --on-denial=ask or --on-denial=retry"}
 			}
+			fl := cmd.Flags()
+			rf.grantSet = fl.Changed("grant")
+			rf.timeoutSet = fl.Changed("approver-timeout")
+			rf.onDenialSet = fl.Changed("on-denial")
+			if rf.noReceipt && rf.receiptFile != "" {
+				return &usageError{"--no-receipt and --receipt-file: give one"}
+			}
 			return runCommand(&pf, rf, args, stdin, stdout, stderr)
 		},
 	}
@@ -199,12 +220,19 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.DurationVar(&rf.approverTimeout, "approver-timeout", run.DefaultApproverTimeout, "give the --approver command this `DURATION` to answer, then kill its process group and take it as a denial")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
 	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")
+	fl.StringVar(&rf.role, "role", "", "run in role `NAME` (scout, planner, verifier, worker, conductor, or one from the config; see wrun roles): its grant, model and thinking; --grant then narrows the role's grant")
+	fl.StringVar(&rf.model, "model", "", "the `MODEL` the child runs (recorded in the roster and receipts; the thinking level is checked against what it supports)")
+	fl.StringVar(&rf.thinking, "thinking", "", "the thinking `LEVEL`: off, low, medium, high or max (checked against the model's supported levels)")
+	fl.StringVar(&rf.receiptFile, "receipt-file", "", "append this run's receipt to `PATH` instead of $XDG_STATE_HOME/wrun/receipts.jsonl")
+	fl.BoolVar(&rf.noReceipt, "no-receipt", false, "write no receipt for this run")
+	fl.BoolVar(&rf.shareWorkdir, "share-workdir", false, "allow another live run that also passes --share-workdir to write the same directories (otherwise a second writer is refused)")
 	fl.BoolVarP(&rf.verbose, "verbose", "v", false, "also say which environment variables the command did not get (names only; they are not on the allowlist)")
 	root.SetVersionTemplate("wrun {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newGoCacheProgCmd(stdin, stdout))
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newGoCacheProgCmd(stdin, stdout),
+		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout))
 	return root
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wrun-dev/wrun/config"
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
@@ -28,6 +29,13 @@ type runFlags struct {
 	verbose         bool
 	killAfter       time.Duration
 	jsonFD          int
+	role, model     string
+	thinking        string
+	receiptFile     string
+	noReceipt       bool
+	shareWorkdir    bool
+	// Whether the flags were given (the config's settings apply when not).
+	grantSet, timeoutSet, onDenialSet bool
 }
 
 // runCommand runs argv with run.Run and says what happened: human lines on
@@ -45,20 +53,25 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		if escFile, err = openOutFile(rf.escalationFile, ws); err != nil {
 			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
-			switch {
-			case rf.jsonFD > 0:
-				f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
-				writeJSON(f, run.Summary{ExitCode: run.ExitFailed, Error: msg})
-				f.Close()
-				fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
-			case pf.json:
-				writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
-			default:
-				fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
-			}
-			return &exitError{run.ExitFailed}
+			return refuse(pf, rf, stderr, msg)
 		}
 		defer escFile.close()
+	}
+	start := time.Now()
+	workdir := workdirOf(pf.workdir)
+	flags := config.Flags{Ceiling: rf.ceiling, Role: rf.role, Model: rf.model, Thinking: rf.thinking}
+	if rf.grantSet {
+		flags.Grant = pf.grant
+	}
+	st, err := loadSettings(workdir, flags)
+	if err == nil {
+		err = conductorCheck(st, workdir)
+	}
+	if err != nil {
+		return refuse(pf, rf, stderr, err.Error())
+	}
+	if st.req.ConductorDir != "" && !rf.onDenialSet {
+		rf.onDenial = string(run.Ask) // its writes elsewhere go through approval
 	}
 	cfg := run.Config{
 		Spec:           pf.spec(),
@@ -76,9 +89,55 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Confirm:        run.ConfirmOnTerminal,
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
 	}
-	if rf.approver != "" {
-		cfg.Approver = run.CommandApprover(rf.approver, rf.approverTimeout, stderr)
+	st.apply(&cfg, rf.receiptFile)
+	for _, n := range st.eff.Notes {
+		call(cfg.Hooks.Note, n)
 	}
+	// wrun's records: made before the policy, so that its hole lies on a
+	// directory the child cannot create in its place. Without a place for
+	// them (a service account whose home directory is not there) the run
+	// goes on unrecorded; -v says so.
+	recordsOff := nested()
+	if !recordsOff {
+		if err := ensureStateDir(st.paths); err != nil {
+			recordsOff = true
+			if rf.verbose {
+				call(cfg.Hooks.Note, "this run is not recorded (no receipt, no roster entry, no write-scope guard): "+err.Error())
+			}
+		}
+	}
+	for _, n := range st.req.Notes {
+		call(cfg.Hooks.Note, n)
+	}
+	approver, timeout := rf.approver, rf.approverTimeout
+	if approver == "" {
+		approver = st.eff.Approver.V
+	}
+	if !rf.timeoutSet {
+		timeout = st.eff.ApproverTimeout.V
+	}
+	if approver != "" {
+		cfg.Approver = run.CommandApprover(approver, timeout, stderr)
+	}
+	if st.req.ConductorDir != "" {
+		cfg.Approver = conductorApprover(cfg.Approver, approver != "")
+	}
+	var report *sandbox.Report
+	planned := cfg.Hooks.Planned
+	cfg.Hooks.Planned = func(rep sandbox.Report) {
+		if report == nil {
+			report = &rep
+		}
+		call(planned, rep)
+	}
+	rec := recorder{off: recordsOff, note: cfg.Hooks.Note, st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
+	held, err := rec.register(cfg.Grant, cfg.Ceiling, cfg.Spec)
+	if err != nil {
+		sum := run.Summary{ExitCode: run.ExitFailed, Error: err.Error()}
+		rec.write(stderr, &sum, nil)
+		return refuse(pf, rf, stderr, err.Error())
+	}
+	defer held.Release()
 	if rf.verbose && !pf.json {
 		ran := cfg.Hooks.Ran
 		cfg.Hooks.Ran = func(s *run.Summary) {
@@ -87,6 +146,8 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 	}
 	sum, err := run.Run(cfg)
+	held.Release() // the run is over: its directories are free
+	rec.write(stderr, &sum, report)
 	switch {
 	case rf.jsonFD > 0:
 		// The summary alone on its own descriptor; stderr keeps the
@@ -109,6 +170,29 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		return &exitError{code}
 	}
 	return nil
+}
+
+// refuse says why wrun did not run the command (on the --json-fd
+// descriptor, as --json asks, or in a line) and exits 125.
+func refuse(pf *policyFlags, rf runFlags, stderr *os.File, msg string) error {
+	switch {
+	case rf.jsonFD > 0:
+		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
+		writeJSON(f, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+		f.Close()
+		fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
+	case pf.json:
+		writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+	default:
+		fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
+	}
+	return &exitError{run.ExitFailed}
+}
+
+func call[T any](f func(T), v T) {
+	if f != nil {
+		f(v)
+	}
 }
 
 // hooks say what a run does as it does it. Without --json they print

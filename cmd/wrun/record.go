@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/wrun-dev/wrun/config"
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/quote"
+	"github.com/wrun-dev/wrun/receipt"
+	"github.com/wrun-dev/wrun/roster"
+	"github.com/wrun-dev/wrun/run"
+	"github.com/wrun-dev/wrun/sandbox"
+	"time"
+)
+
+// recorder registers a run in the roster and writes its receipt.
+type recorder struct {
+	// off: the run is not recorded (nested, or no place for records).
+	off                   bool
+	note                  func(string)
+	st                    *settings
+	rf                    runFlags
+	argv                  []string
+	workdir               string
+	start                 time.Time
+	id                    string
+	allowWrite, allowRead []string
+	grant                 string // effective, canonical, once resolved
+	ceiling, ceilingSrc   string // the ceiling in force, once resolved
+}
+
+// register resolves the run's grant as run.Run will, and registers the
+// run in the roster, refusing it when a live run holds an overlapping
+// directory for writing. A nested wrun cannot reach the roster (it is
+// hidden from every sandbox): its enclosing run holds the scope.
+func (r *recorder) register(grantSpec, ceilingSpec string, spec run.Spec) (*roster.Held, error) {
+	r.id = receipt.NewID(r.start)
+	b, err := run.Resolve(grantSpec, ceilingSpec, os.Environ())
+	if err != nil {
+		return nil, err // run.Run says so again, in its own words
+	}
+	r.grant = b.Grant.String()
+	r.ceiling, r.ceilingSrc = b.Ceiling.Grant.String(), r.st.req.Ceiling.Source
+	if b.Ceiling.Source != escalate.CeilingDefault && b.Ceiling.Source != escalate.CeilingFlag {
+		r.ceilingSrc = b.Ceiling.Source // inherited: WRUN_CEILING, narrowed by WRUN_GRANT
+	}
+	if r.off {
+		return nil, nil
+	}
+	scopes := writeScopes(b.Grant, r.workdir, spec.AllowWrite)
+	if r.st.req.ConductorDir != "" {
+		// The conductor's own directory is private to conductors.
+		scopes = slices.DeleteFunc(scopes, func(s roster.Scope) bool {
+			return s.What == "--allow-write" && s.Path == canonicalOr(r.st.req.ConductorDir)
+		})
+	}
+	e := roster.Entry{ID: r.id, PID: os.Getpid(), Start: r.start, Argv: r.argv, Role: r.st.req.Role, Model: r.st.req.Model.V,
+		Thinking: r.st.req.Thinking.V, Grant: r.grant, Workdir: canonicalOr(r.workdir), Writes: scopes, Share: r.rf.shareWorkdir}
+	h, err := roster.Register(r.st.paths.Roster, e)
+	var ce *roster.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return nil, fmt.Errorf("refused: %w", err)
+	case err != nil:
+		call(r.note, "this run is not in the roster, and no write-scope guard holds for it: "+err.Error())
+	}
+	return h, nil
+}
+
+func canonicalOr(p string) string {
+	if c, err := canonicalPath(p); err == nil {
+		return c
+	}
+	return p
+}
+
+// write appends the run's receipt, unless --no-receipt or nested (the
+// receipts are hidden from the sandbox the enclosing run made; its own
+// receipt records the whole command, nested runs included). A receipt
+// that cannot be written is a warning: the run is over.
+func (r *recorder) write(stderr io.Writer, sum *run.Summary, rep *sandbox.Report) {
+	if r.rf.noReceipt || r.off || r.st == nil {
+		return
+	}
+	path := r.st.paths.Receipts
+	if r.rf.receiptFile != "" {
+		path = r.rf.receiptFile
+	}
+	if r.id == "" {
+		r.id = receipt.NewID(r.start)
+	}
+	ceiling, ceilingSrc := r.ceiling, r.ceilingSrc
+	if ceilingSrc == "" {
+		ceiling, ceilingSrc = r.st.req.Ceiling.V, r.st.req.Ceiling.Source
+	}
+	rec := receipt.New(receipt.Facts{
+		ID: r.id, Start: r.start, End: time.Now(), Argv: r.argv, Workdir: canonicalOr(r.workdir), PID: os.Getpid(),
+		Role: r.st.req.Role, Model: r.st.req.Model.V, Think: r.st.req.Thinking.V,
+		GrantRequested: r.st.req.Grant.V, GrantSource: r.st.req.Grant.Source,
+		Ceiling: ceiling, CeilingSrc: ceilingSrc, AllowWrite: r.allowWrite, AllowRead: r.allowRead,
+		Report: rep, ExitCode: sum.Status(),
+	}, sum)
+	if rec.Grant == "" && r.grant != "" {
+		rec.Grant = r.grant
+	}
+	if err := receipt.Append(path, r.st.eff.ReceiptsMax.V, &rec); err != nil {
+		fmt.Fprintln(stderr, "wrun: warning: no receipt written:", quote.Line(err.Error()))
+	}
+}
+
+// conductorApprover wraps the conductor's approver: a widening that would
+// write inside a git repository is never approved by a command (only a
+// person at the terminal may approve it), since a conductor's write there
+// defeats the worker's scope.
+func conductorApprover(inner run.Approver, automatic bool) run.Approver {
+	if inner == nil || !automatic {
+		return inner
+	}
+	return func(ctx context.Context, req *escalate.Request) (escalate.Decision, error) {
+		d, err := inner(ctx, req)
+		if err != nil || d.Decision != escalate.DecisionApprove {
+			return d, err
+		}
+		for _, den := range req.Denials {
+			for _, alt := range den.Alternatives {
+				if len(d.Alternatives) > 0 && !slices.Contains(d.Alternatives, alt.ID) {
+					continue
+				}
+				for i := 0; i+1 < len(alt.Args); i++ {
+					if alt.Args[i] == "--allow-write" {
+						if repo := gitRepoOf(alt.Args[i+1]); repo != "" {
+							return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
+								Reason: fmt.Sprintf("role %s: a write inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, alt.Args[i+1], repo)}
+						}
+					}
+					if alt.Args[i] == "--grant" {
+						if g, err := grant.Parse(alt.Args[i+1]); err == nil && g.Files == grant.FilesWrite && gitRepoOf(req.Workdir) != "" {
+							return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
+								Reason: fmt.Sprintf("role %s: a writable workspace inside a git repository is never approved automatically", config.Conductor)}
+						}
+					}
+				}
+			}
+		}
+		return d, nil
+	}
+}
