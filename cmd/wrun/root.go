@@ -200,7 +200,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newGoCacheProgCmd(stdin, stdout))
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newToolsCmd(stdin, stdout), newGoCacheProgCmd(stdin, stdout))
 	return root
 }
 
