@@ -100,6 +100,8 @@ A grant has four fields; a preset names a common combination:
 
 Fields: files=none|read|write  shell=none|inspect|verify|full
         network=off|on          desktop=off|on
+        tools=read+search+...   (tool families a harness may give the
+                                child: see wrun tools --help)
 Give a preset, a preset with overrides (verify,network=off), or fields alone
 (they override the default preset, inspect).
 
