@@ -94,8 +94,11 @@ func newToolsCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
   wrun tools check --grant full,tools=read+mcp mcp__github__list_issues
   wrun tools check --grant full,desktop=on,tools=read+desktop --reason "click the test's dialog" computer
   wrun tools filter --grant write < catalogue.json > visible.json`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Sprintf("wrun tools: %q is not a subcommand; say check or filter (wrun tools --help)", args[0])}
+			}
 			return &usageError{"wrun tools: say check or filter (wrun tools --help)"}
 		},
 	}

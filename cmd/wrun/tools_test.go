@@ -258,3 +258,12 @@ func TestToolsExplainEveryFamily(t *testing.T) {
 }
 
 func parseGrantForTest(spec string) (grant.Grant, error) { return grant.Parse(spec) }
+
+func TestToolsSubcommand(t *testing.T) {
+	toolsEnv(t)
+	for _, args := range [][]string{{}, {"foo"}, {"check"}, {"filter", "extra"}} {
+		if out, code := runTools(t, "", args...); code != 125 {
+			t.Errorf("wrun tools %q: exit %d, want 125\n%s", args, code, out)
+		}
+	}
+}
