@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,34 @@ func FuzzDecide(f *testing.F) {
 		// Under a grant with no families nothing at all is allowed.
 		if d := Decide(Grant{Desktop: true}, l, Call{Name: name, Server: server, Reason: reason}); d.Allowed {
 			t.Fatalf("Decide(%q) allowed with no families", name)
+		}
+	})
+}
+
+// FuzzFilter: whatever catalogue a harness hands over, the visible part
+// under every family and no labels holds only built-in tools of no
+// server, and the name decided on is the one a strict reader sees.
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{`[{"name":"Read"}]`, `[{"name":"mcp__a__b","Name":"Read"}]`, `[{"name":"x","server":"s"}]`, `[{"name":"\u0052ead"}]`, `[]`, `[{"name":"Bash","name":"x"}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := ParseCatalogue(data)
+		if err != nil {
+			return
+		}
+		vis, ds := Filter(Grant{Families: Families(), Desktop: true}, Labels{}, entries, "r")
+		if len(ds) != len(entries) {
+			t.Fatalf("%d decisions for %d entries", len(ds), len(entries))
+		}
+		for _, e := range vis {
+			if _, ok := Builtin(e.Name); !ok || e.Server != "" {
+				t.Fatalf("visible without a classification: %+v", e)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(e.Raw, &m); err != nil || m["name"] != e.Name {
+				t.Fatalf("decided on %q, a reader sees %v (%v)", e.Name, m["name"], err)
+			}
 		}
 	})
 }
