@@ -11,5 +11,10 @@
 // package that shows or narrows a grant calls these rather than formatting
 // or comparing fields itself.
 //
+// The tools field names tool families (package tools owns the names and
+// the decision); a grant that names none carries the families its other
+// fields imply (DefaultTools), and Check keeps the families consistent
+// with the fields they would otherwise bypass.
+//
 // Everything here is pure: no file system, no kernel.
 package grant

@@ -10,7 +10,7 @@ import (
 // exceeds the widest grant a spec can name.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"inspect", "verify,network=off", "files=read,shell=inspect", "full,desktop=on",
-		"inspect,tools=cargo+git", ",,", "verify,verify", "files=", "=x", "write,network=on,desktop=on,tools=none"} {
+		"inspect,tools=read+shell", "full,tools=mcp+web", "tools=shell,shell=none", ",,", "verify,verify", "files=", "=x", "write,network=on,desktop=on,tools=none"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -20,6 +20,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%q): error %q does not say it is a bad grant", spec, err)
 			}
 			return
+		}
+		if err := g.Check(); err != nil {
+			t.Fatalf("Parse(%q) accepted an inconsistent grant: %v", spec, err)
 		}
 		for _, s := range []string{g.String(), g.Compact()} {
 			back, err := Parse(s)

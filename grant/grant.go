@@ -3,8 +3,9 @@ package grant
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
+
+	"github.com/wrun-dev/wrun/tools"
 )
 
 // Files is what the workspace roots are to the child.
@@ -55,9 +56,10 @@ type Grant struct {
 	Shell   Shell
 	Network Network
 	Desktop Desktop
-	// Tools is the allowlist of tool families. Nil means "not restricted by
-	// this grant" (the launcher has no tool catalog yet); an empty non-nil
-	// slice means no tool at all.
+	// Tools is the allowlist of tool families (package tools names them),
+	// in tools.Families' order. Nil means the families the other fields
+	// imply (DefaultTools: what a preset carries); an empty non-nil slice
+	// means no tool at all. Use ToolFamilies for the families in effect.
 	Tools []string
 }
 
@@ -175,6 +177,12 @@ func Parse(spec string) (Grant, error) {
 			return Grant{}, &ParseError{Spec: spec, Part: part, Msg: err.Error()}
 		}
 	}
+	if err := g.Check(); err != nil {
+		return Grant{}, &ParseError{Spec: spec, Part: "tools=" + strings.Join(g.Tools, "+"), Msg: err.Error()}
+	}
+	if g.Tools != nil {
+		g.Tools = normalTools(g, g.Tools)
+	}
 	return g, nil
 }
 
@@ -218,12 +226,138 @@ func parseTools(val string) ([]string, error) {
 	for _, t := range strings.Split(val, "+") {
 		t = strings.TrimSpace(t)
 		if t == "" || strings.ContainsAny(t, " =,") {
-			return nil, fmt.Errorf("tools=%q: tool families are names joined with '+', e.g. tools=git+cargo", val)
+			return nil, fmt.Errorf("tools=%q: tool families are names joined with '+', e.g. tools=read+search+shell", val)
+		}
+		if _, err := tools.ParseFamily(t); err != nil {
+			return nil, fmt.Errorf("tools=%q: %w", val, err)
 		}
 		out = append(out, t)
 	}
-	sort.Strings(out)
-	return slices.Compact(out), nil
+	return sortTools(out), nil
+}
+
+// sortTools sorts families in tools.Families' order without duplicates.
+func sortTools(ts []string) []string {
+	order := tools.FamilyNames()
+	out := slices.Clone(ts)
+	slices.SortFunc(out, func(a, b string) int {
+		ia, ib := slices.Index(order, a), slices.Index(order, b)
+		if ia != ib {
+			return ia - ib
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(out)
+}
+
+// DefaultTools returns the tool families a grant carries when its spec
+// names none, which is what the other fields imply: read and search when
+// the workspace is readable, edit when it is writable, shell when a
+// process may run, spawn with shell=full, web with shell=full and
+// network=on. So inspect and verify carry read, search and shell; write
+// adds edit; full adds web and spawn; shell=none carries no shell. No
+// grant carries mcp or desktop unless its spec names them.
+func DefaultTools(f Files, s Shell, n Network) []string {
+	out := []string{}
+	if f >= FilesRead {
+		out = append(out, string(tools.Read), string(tools.Search))
+	}
+	if f >= FilesWrite {
+		out = append(out, string(tools.Edit))
+	}
+	if s > ShellNone {
+		out = append(out, string(tools.Shell))
+	}
+	if s >= ShellFull && n >= NetworkOn {
+		out = append(out, string(tools.Web))
+	}
+	if s >= ShellFull {
+		out = append(out, string(tools.Spawn))
+	}
+	return sortTools(out)
+}
+
+// ToolFamilies returns the tool families in effect: the tools field, or
+// DefaultTools when it names none.
+func (g Grant) ToolFamilies() []string {
+	if g.Tools == nil {
+		return DefaultTools(g.Files, g.Shell, g.Network)
+	}
+	return slices.Clone(g.Tools)
+}
+
+// normalTools is the tools field for families ts under g's other fields:
+// nil when they are exactly the defaults, so that a grant has one form.
+func normalTools(g Grant, ts []string) []string {
+	ts = sortTools(ts)
+	if ts == nil {
+		ts = []string{}
+	}
+	if slices.Equal(ts, DefaultTools(g.Files, g.Shell, g.Network)) {
+		return nil
+	}
+	return ts
+}
+
+// toolNeeds is, per family, the field a grant must give for the family to
+// make sense: a harness's tool of the family would otherwise do what the
+// grant's own fields say the child may not.
+func toolNeeds(g Grant, family string) (ok bool, need string) {
+	switch tools.Family(family) {
+	case tools.Read, tools.Search:
+		return g.Files >= FilesRead, "files=read or write (the workspace is not visible with files=none)"
+	case tools.Edit:
+		return g.Files >= FilesWrite, "files=write (the workspace is read-only otherwise)"
+	case tools.Shell:
+		return g.Shell > ShellNone, "a shell field other than none (shell=none: no process may run, so no shell tool either)"
+	case tools.Web:
+		return g.Network >= NetworkOn, "network=on (network=off would be bypassed by a web tool)"
+	case tools.Desktop:
+		return g.Desktop >= DesktopOn, "desktop=on (desktop=off keeps the display, bus and terminal away)"
+	}
+	return true, ""
+}
+
+// Check reports a tools field at odds with the other fields: a family
+// that is not a tool family, or one whose tools would do what the other
+// fields refuse (the shell family with shell=none, edit with a read-only
+// workspace, web with network=off, desktop with desktop=off, read or
+// search with files=none).
+func (g Grant) Check() error {
+	for _, t := range g.Tools {
+		if _, err := tools.ParseFamily(t); err != nil {
+			return err
+		}
+		if ok, need := toolNeeds(g, t); !ok {
+			return fmt.Errorf("the %s tool family needs %s; drop %s from tools= or widen the field", t, need, t)
+		}
+	}
+	return nil
+}
+
+// WithTools returns g with the families ts added to the families in
+// effect, and each field widened just as far as the families need
+// (shell to inspect for the shell family, files to write for edit, ...).
+// It says which grant would give a tool the decision denied.
+func (g Grant) WithTools(ts ...string) Grant {
+	out := g
+	all := append(g.ToolFamilies(), ts...)
+	for _, t := range all {
+		switch tools.Family(t) {
+		case tools.Read, tools.Search:
+			out.Files = max(out.Files, FilesRead)
+		case tools.Edit:
+			out.Files = FilesWrite
+		case tools.Shell:
+			out.Shell = max(out.Shell, ShellInspect)
+		case tools.Web:
+			out.Network = NetworkOn
+		case tools.Desktop:
+			out.Desktop = DesktopOn
+		}
+	}
+	out.Tools = normalTools(out, all)
+	return out
 }
 
 // String renders the grant in canonical field form, which Parse accepts:
@@ -278,6 +412,18 @@ func (g Grant) Compact() string {
 	return best + g.toolsField()
 }
 
+// PresetFor returns the narrowest preset whose families include all of
+// ts, if one does.
+func PresetFor(ts ...string) (Preset, bool) {
+	for _, p := range Presets() {
+		have := p.Grant.ToolFamilies()
+		if !slices.ContainsFunc(ts, func(t string) bool { return !slices.Contains(have, t) }) {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
+
 // Name returns the preset this grant equals, or "custom".
 func (g Grant) Name() string {
 	for _, p := range Presets() {
@@ -293,10 +439,7 @@ func (g Grant) Equal(o Grant) bool {
 	if g.Files != o.Files || g.Shell != o.Shell || g.Network != o.Network || g.Desktop != o.Desktop {
 		return false
 	}
-	if (g.Tools == nil) != (o.Tools == nil) {
-		return false
-	}
-	return slices.Equal(g.Tools, o.Tools)
+	return slices.Equal(g.ToolFamilies(), o.ToolFamilies())
 }
 
 // Intersect returns the widest grant that neither g nor ceiling exceeds.
@@ -308,24 +451,19 @@ func (g Grant) Intersect(ceiling Grant) Grant {
 		Network: min(g.Network, ceiling.Network),
 		Desktop: min(g.Desktop, ceiling.Desktop),
 	}
-	switch {
-	case g.Tools == nil:
-		out.Tools = slices.Clone(ceiling.Tools)
-	case ceiling.Tools == nil:
-		out.Tools = slices.Clone(g.Tools)
-	default:
-		out.Tools = []string{}
-		for _, t := range g.Tools {
-			if slices.Contains(ceiling.Tools, t) {
-				out.Tools = append(out.Tools, t)
-			}
+	in := []string{}
+	limit := ceiling.ToolFamilies()
+	for _, t := range g.ToolFamilies() {
+		if slices.Contains(limit, t) {
+			in = append(in, t)
 		}
 	}
+	out.Tools = normalTools(out, in)
 	return out
 }
 
 // Union returns the narrowest grant at least as wide as g and o in every
-// field (tools: g's list, or nil when either is unrestricted).
+// field, tool families included.
 func (g Grant) Union(o Grant) Grant {
 	out := Grant{
 		Files:   max(g.Files, o.Files),
@@ -333,15 +471,7 @@ func (g Grant) Union(o Grant) Grant {
 		Network: max(g.Network, o.Network),
 		Desktop: max(g.Desktop, o.Desktop),
 	}
-	if g.Tools != nil && o.Tools != nil {
-		out.Tools = slices.Clone(g.Tools)
-		for _, t := range o.Tools {
-			if !slices.Contains(out.Tools, t) {
-				out.Tools = append(out.Tools, t)
-			}
-		}
-		sort.Strings(out.Tools)
-	}
+	out.Tools = normalTools(out, append(g.ToolFamilies(), o.ToolFamilies()...))
 	return out
 }
 
@@ -364,16 +494,17 @@ func (g Grant) Exceeds(ceiling Grant) []string {
 	add("network", g.Network, ceiling.Network, g.Network > ceiling.Network)
 	add("desktop", g.Desktop, ceiling.Desktop, g.Desktop > ceiling.Desktop)
 	if g.Tools != nil || ceiling.Tools != nil {
-		in := g.Intersect(ceiling).Tools
-		switch {
-		case g.Tools == nil && ceiling.Tools != nil:
-			out = append(out, "tools=any exceeds the ceiling's tools="+strings.Join(ceiling.Tools, "+"))
-		default:
-			for _, t := range g.Tools {
-				if !slices.Contains(in, t) {
-					out = append(out, fmt.Sprintf("tool %q is not in the ceiling", t))
-				}
+		// (With neither naming tools, the families follow the fields
+		// and the words above say it all.)
+		limit := ceiling.ToolFamilies()
+		var beyond []string
+		for _, t := range g.ToolFamilies() {
+			if !slices.Contains(limit, t) {
+				beyond = append(beyond, t)
 			}
+		}
+		if len(beyond) > 0 {
+			out = append(out, fmt.Sprintf("tools=%s exceeds the ceiling's tools=%s", toolsWord(beyond), toolsWord(limit)))
 		}
 	}
 	return out
@@ -414,14 +545,24 @@ func (g Grant) Describe() []string {
 			"the desktop session (X11, Wayland, D-Bus) is reachable",
 		}[g.Desktop],
 	}
-	if g.Tools != nil {
-		if len(g.Tools) == 0 {
-			lines = append(lines, "tools=none: no tool family is granted")
-		} else {
-			lines = append(lines, "tools="+strings.Join(g.Tools, "+")+": only these tool families")
-		}
+	fams := g.ToolFamilies()
+	switch {
+	case len(fams) == 0:
+		lines = append(lines, "tools=none: a harness may give the child no tool at all")
+	case g.Tools == nil:
+		lines = append(lines, "tools="+toolsWord(fams)+": a harness may give the child tools of these families (the default for these fields)")
+	default:
+		lines = append(lines, "tools="+toolsWord(fams)+": a harness may give the child tools of these families only")
 	}
 	return lines
+}
+
+// toolsWord is families as the tools field writes them.
+func toolsWord(fams []string) string {
+	if len(fams) == 0 {
+		return "none"
+	}
+	return strings.Join(fams, "+")
 }
 
 // Ceiling is the widest grant an invoking user can hand out without opening

@@ -2,6 +2,7 @@ package grant
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,8 +25,18 @@ func TestParse(t *testing.T) {
 		{spec: "network=on", want: Grant{Files: FilesRead, Shell: ShellInspect, Network: NetworkOn}},
 		{spec: "files=none,shell=none", want: Grant{}},
 		{spec: "inspect,desktop=on", want: Grant{Files: FilesRead, Shell: ShellInspect, Desktop: DesktopOn}},
-		{spec: "inspect,tools=git+cargo+git", want: Grant{Files: FilesRead, Shell: ShellInspect, Tools: []string{"cargo", "git"}}},
+		{spec: "inspect,tools=shell+read+shell", want: Grant{Files: FilesRead, Shell: ShellInspect, Tools: []string{"read", "shell"}}},
 		{spec: "inspect,tools=none", want: Grant{Files: FilesRead, Shell: ShellInspect, Tools: []string{}}},
+		{spec: "inspect,tools=read+search+shell", want: Grant{Files: FilesRead, Shell: ShellInspect}},
+		{spec: "full,tools=read+search+shell+mcp", want: Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Tools: []string{"read", "search", "shell", "mcp"}}},
+		{spec: "full,desktop=on,tools=read+desktop", want: Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Desktop: DesktopOn, Tools: []string{"read", "desktop"}}},
+		{spec: "inspect,tools=git", wantErr: `"git" is not a tool family; families are read, search, edit, shell, web, spawn, mcp, desktop`},
+		{spec: "inspect,shell=none,tools=read+shell", wantErr: "the shell tool family needs a shell field other than none"},
+		{spec: "tools=shell,shell=none", wantErr: "the shell tool family needs a shell field other than none"},
+		{spec: "inspect,tools=edit", wantErr: "the edit tool family needs files=write"},
+		{spec: "verify,network=off,tools=web", wantErr: "the web tool family needs network=on"},
+		{spec: "full,tools=desktop", wantErr: "the desktop tool family needs desktop=on"},
+		{spec: "files=none,shell=none,tools=read", wantErr: "the read tool family needs files=read or write"},
 		{spec: "", wantErr: "empty"},
 		{spec: "bogus", wantErr: `unknown preset "bogus"; presets are inspect, verify, write, full`},
 		{spec: "verify,files=maybe", wantErr: `files="maybe" is not accepted; files is one of none, read, write`},
@@ -65,7 +76,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestStringRoundTrips(t *testing.T) {
-	for _, spec := range []string{"inspect", "verify", "write", "full", "files=none,shell=none", "verify,tools=git+go", "inspect,tools=none", "full,desktop=on"} {
+	for _, spec := range []string{"inspect", "verify", "write", "full", "files=none,shell=none", "verify,tools=read+shell", "inspect,tools=none", "full,desktop=on", "full,desktop=on,tools=desktop+mcp"} {
 		g, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -113,9 +124,13 @@ func TestIntersect(t *testing.T) {
 		{"inspect", "full", "inspect"},
 		{"verify", "write", "files=read,shell=verify,network=off"},
 		{"full,desktop=on", "full", "full"},
-		{"verify,tools=git+cargo", "verify,tools=git+go", "verify,tools=git"},
-		{"verify", "verify,tools=git", "verify,tools=git"},
-		{"verify,tools=git", "verify", "verify,tools=git"},
+		{"verify,tools=read+shell", "verify,tools=read+search", "verify,tools=read"},
+		{"verify", "verify,tools=read", "verify,tools=read"},
+		{"verify,tools=read", "verify", "verify,tools=read"},
+		{"full,tools=read+mcp", "full", "full,tools=read"},
+		{"full,tools=read+mcp", "full,tools=read+search+edit+shell+web+spawn+mcp", "full,tools=read+mcp"},
+		{"full", "verify", "verify"},
+		{"full", "inspect,shell=none", "inspect,shell=none"},
 		{"files=none,shell=none", "full", "files=none,shell=none,network=off"},
 	}
 	for _, tc := range tests {
@@ -145,20 +160,23 @@ func TestExceeds(t *testing.T) {
 	if e := inspect.Exceeds(full); len(e) != 0 {
 		t.Errorf("inspect exceeds full: %q", e)
 	}
-	tooled, _ := Parse("inspect,tools=git+curl")
-	ceil, _ := Parse("inspect,tools=git")
-	if e := tooled.Exceeds(ceil); len(e) != 1 || !strings.Contains(e[0], `"curl"`) {
+	tooled, _ := Parse("full,tools=read+web+mcp")
+	ceil, _ := Parse("full,tools=read+web")
+	if e := tooled.Exceeds(ceil); len(e) != 1 || e[0] != "tools=mcp exceeds the ceiling's tools=read+web" {
 		t.Errorf("tools exceed = %q", e)
+	}
+	if e := tooled.Exceeds(full); len(e) != 1 || e[0] != "tools=mcp exceeds the ceiling's tools=read+search+edit+shell+web+spawn" {
+		t.Errorf("tools exceed the default families = %q", e)
 	}
 }
 
 func TestDescribeCoversEveryField(t *testing.T) {
 	for _, p := range Presets() {
 		lines := p.Grant.Describe()
-		if len(lines) != 4 {
+		if len(lines) != 5 {
 			t.Errorf("%s: %d lines", p.Name, len(lines))
 		}
-		for i, prefix := range []string{"files=", "shell=", "network=", "desktop="} {
+		for i, prefix := range []string{"files=", "shell=", "network=", "desktop=", "tools="} {
 			if !strings.HasPrefix(lines[i], prefix) {
 				t.Errorf("%s line %d = %q", p.Name, i, lines[i])
 			}
@@ -171,8 +189,9 @@ func TestUnion(t *testing.T) {
 		{"inspect", "full", "full"},
 		{"inspect,desktop=on", "full", "full,desktop=on"},
 		{"verify,network=off", "write", "files=write,shell=verify,network=off"},
-		{"inspect,tools=git", "inspect,tools=cargo", "inspect,tools=cargo+git"},
-		{"inspect,tools=git", "inspect", "inspect"},
+		{"inspect,tools=read", "inspect,tools=shell", "inspect,tools=read+shell"},
+		{"inspect,tools=read", "inspect", "inspect"},
+		{"full,tools=mcp", "inspect", "full,tools=read+search+shell+mcp"},
 	}
 	for _, tc := range tests {
 		a, _ := Parse(tc.a)
@@ -189,7 +208,7 @@ func TestUnion(t *testing.T) {
 
 func TestCompact(t *testing.T) {
 	for _, spec := range []string{"inspect", "verify", "write", "full", "verify,network=off", "verify,shell=full",
-		"files=none,shell=none", "full,desktop=on", "inspect,tools=cargo+git", "inspect,tools=none", "write,network=on,desktop=on"} {
+		"files=none,shell=none", "full,desktop=on", "inspect,tools=read+shell", "inspect,tools=none", "write,network=on,desktop=on", "full,tools=mcp+read"} {
 		g, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -223,8 +242,9 @@ func TestNarrow(t *testing.T) {
 		{"full", "verify,network=off", "verify,network=off", 3},
 		{"full,desktop=on", "full", "full", 1},
 		{"verify,network=off", "write", "verify,network=off", 0},
-		{"inspect", "inspect,tools=git", "inspect,tools=git", 1},
-		{"inspect,tools=git+cargo", "inspect,tools=git", "inspect,tools=git", 1},
+		{"inspect", "inspect,tools=read", "inspect,tools=read", 1},
+		{"inspect,tools=read+shell", "inspect,tools=read", "inspect,tools=read", 1},
+		{"full,tools=read+mcp", "full", "full,tools=read", 1},
 	}
 	for _, tc := range tests {
 		g, _ := Parse(tc.g)
@@ -236,6 +256,91 @@ func TestNarrow(t *testing.T) {
 		}
 		if !got.Within(limit) {
 			t.Errorf("%s narrowed by %s = %v, not within the limit", tc.g, tc.limit, got)
+		}
+	}
+}
+
+// TestPresetFamilies: each preset carries its default families, and a
+// grant with shell=none has no shell family.
+func TestPresetFamilies(t *testing.T) {
+	want := map[string]string{
+		"inspect": "read+search+shell",
+		"verify":  "read+search+shell",
+		"write":   "read+search+edit+shell",
+		"full":    "read+search+edit+shell+web+spawn",
+	}
+	for _, p := range Presets() {
+		if got := strings.Join(p.Grant.ToolFamilies(), "+"); got != want[p.Name] {
+			t.Errorf("%s carries tools=%s, want %s", p.Name, got, want[p.Name])
+		}
+		if p.Grant.Tools != nil {
+			t.Errorf("%s: the tools field is set; presets carry the defaults", p.Name)
+		}
+	}
+	for _, spec := range []string{"inspect,shell=none", "full,shell=none", "files=none,shell=none"} {
+		g, _ := Parse(spec)
+		if slices.Contains(g.ToolFamilies(), "shell") {
+			t.Errorf("%s has the shell family", spec)
+		}
+	}
+	if got := strings.Join(Ceiling().ToolFamilies(), "+"); got != want["full"] {
+		t.Errorf("the default ceiling carries tools=%s", got)
+	}
+}
+
+// TestToolsConsistentUnderNarrowing: whatever two consistent grants are
+// intersected or united, the result is consistent too.
+func TestToolsConsistentUnderNarrowing(t *testing.T) {
+	specs := []string{"inspect", "verify", "write", "full", "files=none,shell=none", "inspect,shell=none",
+		"full,tools=mcp+shell", "full,desktop=on,tools=desktop+read", "verify,tools=web+read", "write,tools=edit", "inspect,tools=none"}
+	for _, a := range specs {
+		for _, b := range specs {
+			ga, err := Parse(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, err := Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range []Grant{ga.Intersect(gb), ga.Union(gb)} {
+				if err := g.Check(); err != nil {
+					t.Errorf("%s with %s: %v is inconsistent: %v", a, b, g, err)
+				}
+				if back, err := Parse(g.String()); err != nil || !back.Equal(g) {
+					t.Errorf("%s with %s: %v does not read back: %v", a, b, g, err)
+				}
+			}
+		}
+	}
+}
+
+func TestWithTools(t *testing.T) {
+	tests := []struct {
+		spec  string
+		add   []string
+		want  string
+		fresh string // the narrowest preset, "" for none
+	}{
+		{"inspect", []string{"edit"}, "write,shell=inspect", "write"},
+		{"inspect", []string{"web"}, "inspect,network=on,tools=read+search+shell+web", "full"},
+		{"inspect,shell=none", []string{"shell"}, "inspect", "inspect"},
+		{"full", []string{"mcp"}, "full,tools=read+search+edit+shell+web+spawn+mcp", ""},
+		{"inspect", []string{"desktop"}, "inspect,desktop=on,tools=read+search+shell+desktop", ""},
+	}
+	for _, tc := range tests {
+		g, _ := Parse(tc.spec)
+		want, err := Parse(tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := g.WithTools(tc.add...)
+		if !got.Equal(want) || got.Check() != nil {
+			t.Errorf("%s with %v = %s, want %s", tc.spec, tc.add, got.Compact(), want.Compact())
+		}
+		p, ok := PresetFor(tc.add...)
+		if ok != (tc.fresh != "") || ok && p.Name != tc.fresh {
+			t.Errorf("PresetFor(%v) = %s, %v; want %q", tc.add, p.Name, ok, tc.fresh)
 		}
 	}
 }

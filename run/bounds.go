@@ -58,9 +58,6 @@ func effectiveGrant(spec string, env []string) (grant.Grant, []string, error) {
 	if err != nil {
 		return grant.Grant{}, nil, fmt.Errorf("--grant: %w", err)
 	}
-	if err := toolsUnenforced("--grant", g); err != nil {
-		return grant.Grant{}, nil, err
-	}
 	var notes []string
 	for _, name := range []string{escalate.EnvGrant, escalate.EnvCeiling} {
 		v, ok := envlist.Lookup(env, name)
@@ -100,9 +97,6 @@ func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) 
 		if err != nil {
 			return escalate.Ceiling{}, nil, fmt.Errorf("--ceiling: %w", err)
 		}
-		if err := toolsUnenforced("--ceiling", g); err != nil {
-			return escalate.Ceiling{}, nil, err
-		}
 		if n, ex := g.Narrow(c.Grant); inherited && len(ex) > 0 {
 			notes = append(notes, "--ceiling narrowed to the inherited "+escalate.EnvCeiling+": "+strings.Join(ex, "; "))
 			g = n
@@ -121,18 +115,4 @@ func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) 
 		}
 	}
 	return c, notes, nil
-}
-
-// toolsUnenforced refuses a grant that restricts tool families: nothing in
-// wrun enforces the tools field yet (there is no tool catalogue to filter),
-// so accepting it would report as enforced what nothing holds.
-func toolsUnenforced(flag string, g grant.Grant) error {
-	if g.Tools == nil {
-		return nil
-	}
-	tools := strings.Join(g.Tools, "+")
-	if tools == "" {
-		tools = "none"
-	}
-	return fmt.Errorf("%s: tools=%s is not enforced yet: wrun has no tool catalogue to apply it to, so a grant naming tool families would promise what nothing holds; leave the tools field out", flag, tools)
 }

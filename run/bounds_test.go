@@ -84,9 +84,18 @@ func TestResolve(t *testing.T) {
 		{name: "bad grant", grant: "verify,files=some", err: "--grant: "},
 		{name: "bad ceiling", grant: "verify", ceiling: "everything", err: "--ceiling: "},
 		{name: "a bad ceiling is reported before a bad grant", grant: "nope", ceiling: "nope", err: "--ceiling: "},
-		{name: "tools in the grant are not enforced yet", grant: "inspect,tools=git", err: "--grant: tools=git is not enforced yet"},
-		{name: "tools=none is not enforced either", grant: "inspect,tools=none", err: "--grant: tools=none is not enforced yet"},
-		{name: "tools in the ceiling are not enforced yet", grant: "inspect", ceiling: "full,tools=git+cargo", err: "--ceiling: tools=cargo+git is not enforced yet"},
+		{name: "tool families in the grant", grant: "inspect,tools=read", want: "inspect,tools=read", ceil: "full", source: escalate.CeilingDefault},
+		{name: "tools=none", grant: "inspect,tools=none", want: "inspect,tools=none", ceil: "full", source: escalate.CeilingDefault},
+		{name: "the default ceiling takes in the mcp family the user granted", grant: "full,tools=read+mcp",
+			want: "full,tools=read+mcp", ceil: "full,tools=read+search+edit+shell+web+spawn+mcp", source: escalate.CeilingDefault},
+		{name: "a ceiling bounds tool families", grant: "full,tools=read+mcp", ceiling: "full",
+			want: "full,tools=read", ceil: "full", source: escalate.CeilingFlag,
+			notes: []string{"grant narrowed to the ceiling (full (from --ceiling)): tools=mcp exceeds the ceiling's tools=read+search+edit+shell+web+spawn"}},
+		{name: "an enclosing grant bounds tool families", grant: "full", env: []string{"WRUN_GRANT=full,tools=read+shell"},
+			want: "full,tools=read+shell", ceil: "full,tools=read+shell", source: escalate.CeilingDefault + " narrowed by " + escalate.EnvGrant,
+			notes: []string{"grant narrowed to the enclosing wrun's WRUN_GRANT: tools=search+edit+web+spawn exceeds", "ceiling narrowed to the enclosing wrun's grant"}},
+		{name: "unknown tool family", grant: "inspect,tools=git", err: `--grant: bad grant "inspect,tools=git": tools="git": "git" is not a tool family`},
+		{name: "shell family with shell=none", grant: "inspect,shell=none,tools=shell", err: "the shell tool family needs a shell field other than none"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,10 +51,11 @@ nothing is created.`,
 			}
 			if pf.json {
 				out := struct {
-					Policy      *policy.Policy `json:"policy"`
-					Enforcement sandbox.Report `json:"enforcement"`
-					WouldRun    bool           `json:"would_run"`
-				}{e.Policy, e.Report, e.WouldRun}
+					Policy      *policy.Policy      `json:"policy"`
+					Enforcement sandbox.Report      `json:"enforcement"`
+					Tools       []familyEnforcement `json:"tools"`
+					WouldRun    bool                `json:"would_run"`
+				}{e.Policy, e.Report, toolFamilies(e.Policy.Grant), e.WouldRun}
 				emptyLists(reflect.ValueOf(&out).Elem())
 				writeJSON(stdout, out)
 				return nil
@@ -186,6 +187,8 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
+
+	writeToolFamilies(w, p.Grant)
 
 	section(w, "Environment:")
 	fmt.Fprintln(w, "  rule: an allowlist of exact names; a variable of this environment reaches the child only when its family below names it, or with --keep-env NAME")

@@ -103,6 +103,8 @@ A grant has four fields; a preset names a common combination:
 
 Fields: files=none|read|write  shell=none|inspect|verify|full
         network=off|on          desktop=off|on
+        tools=read+search+...   (tool families a harness may give the
+                                child: see wrun tools --help)
 Give a preset, a preset with overrides (verify,network=off), or fields alone
 (they override the default preset, inspect).
 
@@ -231,7 +233,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newGoCacheProgCmd(stdin, stdout),
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newToolsCmd(stdin, stdout), newGoCacheProgCmd(stdin, stdout),
 		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout))
 	return root
 }

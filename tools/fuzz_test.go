@@ -1,0 +1,84 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzDecide: whatever the name, server, reason and grant (every family,
+// desktop=on), a tool is allowed only if the built-in table or a label
+// classifies it. The labels are fixed; the fuzzer also chooses one more
+// label key, and a tool named by no label key is never allowed unless
+// built in.
+func FuzzDecide(f *testing.F) {
+	for _, s := range [][4]string{
+		{"Read", "", "", ""}, {"mcp__docs__get", "", "", ""}, {"get", "docs", "", ""},
+		{"mcp__docs__get", "github", "", ""}, {"x", "", "", "x"}, {"mcp__a__b", "", "r", "mcp__a__b"},
+		{"computer", "", "why", ""}, {"mcp__docs____x", "", "", ""}, {"mcp__d__o__c", "d", "", "d"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, name, server, reason, key string) {
+		l := Labels{
+			Tools:   map[string]Family{"mcp__github__pr": Edit},
+			Servers: map[string]Family{"docs": Read},
+		}
+		if _, builtin := Builtin(key); !builtin && key != "" {
+			l.Tools[key] = Web
+		}
+		g := Grant{Families: Families(), Desktop: true}
+		for _, e := range []string{"", "x"} {
+			d := Decide(g, l, Call{Name: name, Server: server, Reason: reason + e})
+			if !d.Allowed {
+				continue
+			}
+			_, builtin := Builtin(name)
+			canon := name
+			if server != "" && !strings.HasPrefix(name, "mcp__") {
+				canon = MCPName(server, name)
+				builtin = false
+			}
+			s, _, isMCP := splitMCP(canon)
+			labelled := l.Tools[canon] != "" || isMCP && l.Servers[s] != ""
+			if !builtin && !labelled {
+				t.Fatalf("Decide(%q, server %q) allowed an unclassified tool: %+v", name, server, d)
+			}
+			if server != "" && isMCP && s != server {
+				t.Fatalf("Decide(%q, server %q) allowed a tool whose name names another server", name, server)
+			}
+		}
+		// Under a grant with no families nothing at all is allowed.
+		if d := Decide(Grant{Desktop: true}, l, Call{Name: name, Server: server, Reason: reason}); d.Allowed {
+			t.Fatalf("Decide(%q) allowed with no families", name)
+		}
+	})
+}
+
+// FuzzFilter: whatever catalogue a harness hands over, the visible part
+// under every family and no labels holds only built-in tools of no
+// server, and the name decided on is the one a strict reader sees.
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{`[{"name":"Read"}]`, `[{"name":"mcp__a__b","Name":"Read"}]`, `[{"name":"x","server":"s"}]`, `[{"name":"\u0052ead"}]`, `[]`, `[{"name":"Bash","name":"x"}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := ParseCatalogue(data)
+		if err != nil {
+			return
+		}
+		vis, ds := Filter(Grant{Families: Families(), Desktop: true}, Labels{}, entries, "r")
+		if len(ds) != len(entries) {
+			t.Fatalf("%d decisions for %d entries", len(ds), len(entries))
+		}
+		for _, e := range vis {
+			if _, ok := Builtin(e.Name); !ok || e.Server != "" {
+				t.Fatalf("visible without a classification: %+v", e)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(e.Raw, &m); err != nil || m["name"] != e.Name {
+				t.Fatalf("decided on %q, a reader sees %v (%v)", e.Name, m["name"], err)
+			}
+		}
+	})
+}
