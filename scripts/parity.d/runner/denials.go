@@ -66,6 +66,7 @@ const (
 	verdictUnix    = "break: AF_UNIX socket, fixed by the unixsock work (issue 9)"
 	verdictBreak   = "break"
 	verdictNoTrace = "break: no denial recorded"
+	verdictFlaky   = "flaky: differed once, not again on fresh copies (not a break)"
 )
 
 // isTelemetry says whether d is the go command writing its telemetry

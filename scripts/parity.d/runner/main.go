@@ -118,7 +118,7 @@ func runAll(c config) error {
 	r := &runner{c: c, uid: uid, gid: gid, work: work, wrun: wrunCopy, home: filepath.Join(work, "home")}
 	start := time.Now()
 	var reports []*report
-	for _, e := range entries {
+	for i, e := range entries {
 		if c.only != nil && !c.only.MatchString(e.name()) {
 			continue
 		}
@@ -126,9 +126,18 @@ func runAll(c config) error {
 		rep := r.project(e)
 		fmt.Fprintf(os.Stderr, "parity:   bare %s, verify %s%s\n", sideLine(rep.bare), sideLine(rep.ver), verdictSuffix(rep))
 		reports = append(reports, rep)
+		// After every project: a run cut short still leaves its report.
+		var pending []entry
+		for _, p := range entries[i+1:] {
+			if c.only == nil || c.only.MatchString(p.name()) {
+				pending = append(pending, p)
+			}
+		}
+		if err := writeReport(c, reports, pending, time.Since(start)); err != nil {
+			return err
+		}
 	}
-	total := time.Since(start)
-	return writeReport(c, reports, total)
+	return nil
 }
 
 func verdictSuffix(r *report) string {
@@ -244,7 +253,7 @@ func (r *runner) project(e entry) *report {
 			rep.denials = append(rep.denials, d)
 		}
 	}
-	if !rep.d.empty() || (rep.bare.exit == 0) != (rep.ver.exit == 0) {
+	if rep.d.counts() {
 		// Once more each, on fresh copies, to tell a flake from a difference.
 		b2, v2 := filepath.Join(base, "bare2"), filepath.Join(base, "verify2")
 		if r.copyTree(prep, b2) == nil && r.copyTree(prep, v2) == nil {
@@ -253,7 +262,11 @@ func (r *runner) project(e entry) *report {
 			s2 := r.runSide(e, v2, testArgv, true)
 			rep.verifyAgain = &s2
 		}
-		rep.verdict, rep.altOK = classify(rep.denials, verDir)
+		if rep.bareRepeat == nil || rep.d.confirmedBy(rep.bareRepeat.res, rep.verifyAgain.res) {
+			rep.verdict, rep.altOK = classify(rep.denials, verDir)
+		} else {
+			rep.verdict = verdictFlaky
+		}
 	}
 	return rep
 }

@@ -53,7 +53,7 @@ func cmdVersion(name string, args ...string) string {
 	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
-func writeReport(c config, reps []*report, total time.Duration) error {
+func writeReport(c config, reps []*report, pending []entry, total time.Duration) error {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	kernel := strings.TrimSpace(cmdVersion("uname", "-sr"))
@@ -76,10 +76,14 @@ func writeReport(c config, reps []*report, total time.Duration) error {
 	w("| Tools | %s; %s, %s (Debian's, which the librust-*-dev crates are packaged for); node %s |\n",
 		cmdVersion("go", "version"), cmdVersion("/usr/bin/cargo", "--version"), cmdVersion("/usr/bin/rustc", "--version"), cmdVersion("node", "--version"))
 	w("| Run as | %s (unprivileged), a fresh empty HOME, `nice -n 10`, timeout %s per project and side |\n", c.user, c.timeout)
-	w("| Whole corpus | %d projects in %s |\n", len(reps), total.Round(time.Second))
+	if len(pending) == 0 {
+		w("| Whole corpus | %d projects in %s |\n", len(reps), total.Round(time.Second))
+	} else {
+		w("| Progress | %d projects in %s; %d not run yet (listed at the end) |\n", len(reps), total.Round(time.Second), len(pending))
+	}
 	w("\n")
 
-	var keep, unix, brk, same, errs int
+	var keep, unix, brk, same, errs, flaky int
 	for _, r := range reps {
 		switch {
 		case r.prepErr != "":
@@ -90,12 +94,14 @@ func writeReport(c config, reps []*report, total time.Duration) error {
 			keep++
 		case r.verdict == verdictUnix:
 			unix++
+		case r.verdict == verdictFlaky:
+			flaky++
 		default:
 			brk++
 		}
 	}
-	w("**%d same result bare and under verify; %d true denials (writes into the source tree); %d breaks from AF_UNIX sockets (fixed by the unixsock work); %d other breaks; %d could not be prepared.**\n\n",
-		same, keep, unix, brk, errs)
+	w("**%d same result bare and under verify; %d true denials (writes into the source tree); %d breaks from AF_UNIX sockets (fixed by the unixsock work); %d other breaks; %d differed once but not on a second pair of runs (flaky); %d could not be prepared.**\n\n",
+		same, keep, unix, brk, flaky, errs)
 
 	tele, teleProj := 0, 0
 	for _, r := range reps {
@@ -212,6 +218,12 @@ func writeReport(c config, reps []*report, total time.Duration) error {
 	if len(left) > 0 {
 		w("\n## Processes left behind (killed after the project)\n\n- %s\n", strings.Join(left, "\n- "))
 	}
+	if len(pending) > 0 {
+		w("\n## Not run yet\n\n")
+		for _, e := range pending {
+			w("- %s\n", e.name())
+		}
+	}
 	w("%s\n", endMark)
 
 	old, err := os.ReadFile(c.out)
@@ -226,7 +238,6 @@ func writeReport(c config, reps []*report, total time.Duration) error {
 	if err := os.WriteFile(c.out, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", c.out, err)
 	}
-	fmt.Fprintf(os.Stderr, "parity: wrote %s (%d projects in %s)\n", c.out, len(reps), total.Round(time.Second))
 	return nil
 }
 

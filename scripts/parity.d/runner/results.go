@@ -191,6 +191,34 @@ func (d diff) empty() bool {
 	return len(d.passBareFailVerify)+len(d.failBarePassVerify)+len(d.onlyBare)+len(d.onlyVerify)+len(d.brokenVerify) == 0
 }
 
+// counts says whether the difference is one verify may have caused: a
+// test that passed bare and failed (or never ran) under verify, or a
+// package broken under verify only. A test that fails bare and passes
+// under verify is the suite's own flake, reported with the bare failures.
+func (d diff) counts() bool {
+	return len(d.passBareFailVerify)+len(d.onlyBare)+len(d.brokenVerify) > 0
+}
+
+// confirmedBy says whether a second pair of runs shows the difference
+// again: some test that passed bare and failed under verify does so again,
+// or the same tests are missing or broken under verify again.
+func (d diff) confirmedBy(bare2, ver2 results) bool {
+	for _, n := range d.passBareFailVerify {
+		if bare2.tests[n] == "pass" && ver2.tests[n] == "fail" {
+			return true
+		}
+	}
+	for _, n := range d.onlyBare {
+		if _, ok := ver2.tests[n]; !ok {
+			if _, ok := bare2.tests[n]; ok {
+				return true
+			}
+		}
+	}
+	d2 := compare(bare2, ver2)
+	return len(d.brokenVerify) > 0 && len(d2.brokenVerify) > 0
+}
+
 func compare(bare, ver results) diff {
 	var d diff
 	for name, b := range bare.tests {
