@@ -61,7 +61,7 @@ func writeReport(c config, reps []*report, pending []entry, total time.Duration)
 	if out, err := exec.Command("git", "-C", c.repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(out) > 0 {
 		commit += " (with uncommitted changes)"
 	}
-	abi := strings.TrimSpace(grepLine(cmdOutput(c.wrun, "doctor"), "andlock"))
+	abi := strings.Join(strings.Fields(grepLine(cmdOutput(c.wrun, "doctor"), "andlock")), " ")
 	load, _ := os.ReadFile("/proc/loadavg")
 	w("%s\n", beginMark)
 	w("| | |\n|:--|:--|\n")
@@ -122,6 +122,8 @@ func writeReport(c config, reps []*report, pending []entry, total time.Duration)
 			verdict = "not run: " + oneLine(r.prepErr)
 		case r.verdict != "":
 			verdict = r.verdict
+		case len(r.bare.res.tests) == 0 && len(r.ver.res.tests) == 0:
+			verdict = "same: no test ran on either side (none for this platform, or examples without output)"
 		}
 		if r.prepErr != "" {
 			w("| %s | %s | | | | %s |\n", r.e.name(), r.e.covers, verdict)
