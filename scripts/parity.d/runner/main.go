@@ -201,9 +201,11 @@ func (r *runner) execMerge(merge bool, dir string, env []string, timeout time.Du
 	cmd.Env = env
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// On timeout the whole process group goes, not only setpriv.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
+	// On timeout the whole process group is asked to stop (wrun then
+	// stops its child and still writes its summary); what is left after
+	// the delay is killed, and leftovers() takes the rest.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 20 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if merge {
