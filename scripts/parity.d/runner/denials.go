@@ -77,6 +77,13 @@ func (d denial) isTelemetry() bool {
 	return d.WithheldBy.Rule == "protected" && strings.Contains(d.Path, "/.config/go/telemetry/")
 }
 
+// isCargoLock says whether d is cargo opening its package cache lock in
+// CARGO_HOME, which verify keeps read-only: cargo goes on without the lock
+// when offline, so it fails nothing.
+func (d denial) isCargoLock() bool {
+	return d.WithheldBy.Rule == "tool-cache" && strings.HasSuffix(d.Path, "/.package-cache")
+}
+
 // isUnix says whether d is the refusal of a UNIX socket.
 func (d denial) isUnix() bool {
 	return d.Right == "socket_unix" || d.Addr == "AF_UNIX" || strings.HasPrefix(d.Addr, "unix:") ||

@@ -44,6 +44,7 @@ type report struct {
 	d           diff
 	denials     []denial
 	telemetry   int // denied writes of the go command's telemetry counters
+	cargoLock   int // denied opens of cargo's package cache lock
 	verdict     string
 	altOK       bool
 	tree        string
@@ -250,6 +251,10 @@ func (r *runner) project(e entry) *report {
 		for _, d := range rep.ver.sum.all() {
 			if d.isTelemetry() {
 				rep.telemetry += d.Count
+				continue
+			}
+			if d.isCargoLock() {
+				rep.cargoLock += d.Count
 				continue
 			}
 			rep.denials = append(rep.denials, d)

@@ -113,6 +113,13 @@ func writeReport(c config, reps []*report, pending []entry, total time.Duration)
 	if tele > 0 {
 		w("Not counted as differences: under verify the go command's writes of its telemetry counters (`~/.config/go/telemetry/local/*.count`, Go's default \"local\" mode) were refused %d times in %d projects (a protected dot directory of HOME); they fail nothing, but wrun prints each one.\n\n", tele, teleProj)
 	}
+	lock := 0
+	for _, r := range reps {
+		lock += r.cargoLock
+	}
+	if lock > 0 {
+		w("Not counted either: cargo's opens of its package cache lock (`$CARGO_HOME/.package-cache`, read-only under verify) were refused %d times; offline, cargo goes on without it.\n\n", lock)
+	}
 	w("Counts are tests (Go: every test and subtest from `go test -json`; cargo: every `test … ok|FAILED|ignored` line, doctests included): pass / fail / skip. \"broken\" counts packages or test targets that failed with no failing test (a build failure, a crash, a timeout).\n\n")
 	w("| Project | Exercises | Command | Bare | Verify | Verdict |\n|:--|:--|:--|:--|:--|:--|\n")
 	for _, r := range reps {
