@@ -1,0 +1,3 @@
+module example.com/unixsock
+
+go 1.22
