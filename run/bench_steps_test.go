@@ -70,8 +70,6 @@ func BenchmarkStepVerifySteps(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(len(p.Prepare)), "prepare")
-			b.ReportMetric(float64(len(p.Finish)), "finish")
 			for b.Loop() {
 				sess, err := verify.Prepare(p.Prepare)
 				if err != nil {
@@ -89,6 +87,8 @@ func BenchmarkStepVerifySteps(b *testing.B) {
 				}
 				b.StartTimer()
 			}
+			b.ReportMetric(float64(len(p.Prepare)), "prepare")
+			b.ReportMetric(float64(len(p.Finish)), "finish")
 		})
 	}
 }

@@ -115,7 +115,6 @@ func BenchmarkStepRuleset(b *testing.B) {
 	scanModes(b, func(b *testing.B, scan bool) {
 		pl := hostPlan(b, b.TempDir(), scan, sandbox.Options{BestEffort: true})
 		r := pl.restriction(false)
-		b.ReportMetric(float64(len(r.Rules)), "rules")
 		for b.Loop() {
 			rs, err := r.ruleset()
 			if err != nil {
@@ -123,6 +122,7 @@ func BenchmarkStepRuleset(b *testing.B) {
 			}
 			rs.close()
 		}
+		b.ReportMetric(float64(len(r.Rules)), "rules")
 	})
 }
 
@@ -268,8 +268,6 @@ func BenchmarkStepView(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(len(pl.writable())), "writable")
-	b.ReportMetric(float64(len(pl.Mounts)), "protected")
 	for b.Loop() {
 		spec := stage2Spec{Restriction: *pl.restriction(false), Writable: pl.writable()}
 		err := onThrowawayThread(func() error {
@@ -282,6 +280,8 @@ func BenchmarkStepView(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(len(pl.writable())), "writable")
+	b.ReportMetric(float64(len(pl.Mounts)), "protected")
 }
 
 // BenchmarkStepRestrict is restrict on a throwaway thread with the
@@ -332,10 +332,6 @@ func BenchmarkStepLaunch(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			pl := hostPlan(b, b.TempDir(), true, sandbox.Options{BestEffort: true, NoObserve: noObs})
-			b.ReportMetric(float64(len(pl.Rules)), "rules")
-			if pl.stage {
-				b.ReportMetric(1, "stage")
-			}
 			for b.Loop() {
 				res, err := Run(pl, sandbox.Command{Argv: []string{truePath}, Stdin: null, Stdout: null, Stderr: null})
 				if err != nil {
@@ -344,6 +340,10 @@ func BenchmarkStepLaunch(b *testing.B) {
 				if res.ExitCode != 0 {
 					b.Fatalf("true exited %d: %v", res.ExitCode, res.Warnings)
 				}
+			}
+			b.ReportMetric(float64(len(pl.Rules)), "rules")
+			if pl.stage {
+				b.ReportMetric(1, "stage")
 			}
 		})
 	}
@@ -375,7 +375,6 @@ func BenchmarkStepMaskByMount(b *testing.B) {
 			holes = append(holes, h.Path)
 		}
 	}
-	b.ReportMetric(float64(len(holes)), "masks")
 	for b.Loop() {
 		err := onThrowawayThread(func() error {
 			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
@@ -416,4 +415,5 @@ func BenchmarkStepMaskByMount(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(len(holes)), "masks")
 }
