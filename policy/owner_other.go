@@ -9,7 +9,8 @@ type fileStat struct {
 	perm     os.FileMode
 	uid, gid int
 	size     int64
+	kind     entryKind
 }
 
 // statAt knows no owners where files have none: nothing is found private.
-func statAt(*os.File, string) (fileStat, bool) { return fileStat{}, false }
+func statAt(int, string) (fileStat, bool) { return fileStat{}, false }

@@ -2,8 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -64,6 +62,30 @@ func ScanRoots(uid int) []ScanRoot {
 // whole (fail closed), and a note says so.
 var ScanBudget = 20000
 
+// entryKind is what a directory entry is, as far as the search cares.
+type entryKind uint8
+
+const (
+	kindUnknown entryKind = iota // the entry does not say: stat it
+	kindDir
+	kindRegular
+	kindSymlink
+	kindOther // devices, sockets, FIFOs
+)
+
+// scanEntry is one entry of a directory being searched.
+type scanEntry struct {
+	name string
+	kind entryKind
+}
+
+// scanDir is a directory open for the search (listDir): its entries are
+// stat'ed relative to it, one path component each.
+type scanDir interface {
+	stat(name string) (fileStat, bool)
+	close()
+}
+
 // ScanStats says what a scan cost.
 type ScanStats struct {
 	Entries, Dirs int
@@ -102,6 +124,10 @@ func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats,
 	why := func(fi fileStat) string {
 		return fmt.Sprintf("no other user may read it (mode %#o): only its owner or group can, and the child runs as them", fi.perm)
 	}
+	// One buffer for every getdents64 call and one slice of entries for
+	// every directory: the search allocates little.
+	buf := make([]byte, 32<<10)
+	var ents []scanEntry
 	for ri, r := range real {
 		if ri > 0 && slices.ContainsFunc(real[:ri], func(o ScanRoot) bool { return o.Path == r.Path }) {
 			continue
@@ -116,35 +142,49 @@ func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats,
 					Why: "not searched for files no other user may read (the search's budget ran out)"})
 				continue
 			}
-			f, err := os.Open(it.path)
+			d, list, err := listDir(it.path, buf, ents)
 			if err != nil {
 				continue
 			}
-			ents, err := f.ReadDir(-1)
-			if err != nil && len(ents) == 0 {
-				f.Close()
-				continue
-			}
+			ents = list
 			st.Dirs++
 			for _, e := range ents {
 				st.Entries++
-				if e.Type()&fs.ModeSymlink != 0 {
+				var fi fileStat
+				statted := false
+				if e.kind == kindUnknown {
+					// The file system does not say in the entry.
+					if fi, statted = d.stat(e.name); !statted {
+						continue
+					}
+					e.kind = fi.kind
+				}
+				if e.kind == kindSymlink {
 					continue // the target is judged where it lies
 				}
-				full := filepath.Join(it.path, e.Name())
-				isDir := e.IsDir()
+				isDir := e.kind == kindDir
 				if isDir && r.FilesOnly {
 					continue
 				}
-				if !isDir && !e.Type().IsRegular() {
+				if !isDir && e.kind != kindRegular {
 					continue // devices, sockets, FIFOs: nothing stored to read
 				}
+				full := filepath.Join(it.path, e.name)
 				if isRoot(full, ri) {
 					continue
 				}
-				fi, ok := statAt(f, e.Name())
-				if !ok {
-					continue
+				if !statted {
+					var ok bool
+					if fi, ok = d.stat(e.name); !ok {
+						continue
+					}
+				}
+				if fi.kind != e.kind {
+					// Replaced since it was listed: judged by what it is now.
+					isDir = fi.kind == kindDir
+					if isDir && r.FilesOnly || !isDir && fi.kind != kindRegular {
+						continue
+					}
 				}
 				perm := fi.perm
 				class := id.class(fi.uid, fi.gid) // the child's permission bits
@@ -165,7 +205,7 @@ func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats,
 					holes = append(holes, Hole{Path: full, Withheld: All &^ ReadDir, Why: why(fi)})
 				}
 			}
-			f.Close()
+			d.close()
 		}
 	}
 	if st.Exhausted {

@@ -3,6 +3,13 @@
 // (fork/exec through os/exec, as wrun does), wait for it and exit with its
 // status. What wrun costs above this is the price of the sandbox, not of
 // being a Go program that starts another.
+//
+// With -reexec it first re-executes itself once (/proc/self/exe), and that
+// second instance starts the command: the floor of any two-stage launcher,
+// such as wrun with its stage. Nothing else is done: no namespace, no
+// restriction.
+//
+//	benchfloor [-reexec] COMMAND [ARGS...]
 package main
 
 import (
@@ -12,24 +19,50 @@ import (
 	"os/exec"
 )
 
+// stageArg0 marks the second instance under -reexec.
+const stageArg0 = "benchfloor:stage"
+
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: benchfloor COMMAND [ARGS...]")
-		os.Exit(125)
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "-reexec" {
+		if len(args) < 2 {
+			usage()
+		}
+		// The second instance gets the command; it runs it as the plain
+		// floor does.
+		os.Exit(start("/proc/self/exe", append([]string{stageArg0}, args[1:]...)))
 	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	if os.Args[0] == stageArg0 {
+		args = os.Args[1:]
+	}
+	if len(args) < 1 {
+		usage()
+	}
+	os.Exit(start(args[0], args))
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: benchfloor [-reexec] COMMAND [ARGS...]")
+	os.Exit(125)
+}
+
+// start runs path with argv (argv[0] included), waits, and returns the
+// status to exit with.
+func start(path string, argv []string) int {
+	cmd := exec.Command(path)
+	cmd.Args = argv
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		os.Exit(0)
+		return 0
 	case errors.As(err, &ee) && ee.ExitCode() >= 0:
-		os.Exit(ee.ExitCode())
+		return ee.ExitCode()
 	case errors.As(err, &ee):
-		os.Exit(1) // killed by a signal
+		return 1 // killed by a signal
 	default:
 		fmt.Fprintln(os.Stderr, "benchfloor:", err)
-		os.Exit(127)
+		return 127
 	}
 }

@@ -1,12 +1,14 @@
-// Command benchreport turns the JSON export of the hyperfine run made by
-// scripts/bench into a Markdown section (means ± σ, medians and ratios
-// against a bare start and against the Go fork/exec floor) and writes it
-// into BENCHMARKS.md between two marker lines, leaving the hand-written
-// text around them as it is.
+// Command benchreport turns the JSON exports of the hyperfine runs made by
+// scripts/bench (one per round) into a Markdown section (the median of
+// each round's median, means ± σ over every run, and ratios against a bare
+// start and against the Go fork/exec floors) and writes it into
+// BENCHMARKS.md between two marker lines, leaving the hand-written text
+// around them as it is. With -markdown it splices a section made
+// elsewhere (scripts/benchmem's table) instead.
 //
 // It is run by scripts/bench; by hand:
 //
-//	go run ./scripts/benchreport -json out.json -out BENCHMARKS.md \
+//	go run ./scripts/benchreport -json round1.json -json round2.json -out BENCHMARKS.md \
 //	    -bench 'bare=true' -bench 'go-floor=benchfloor true' ...
 package main
 
@@ -18,14 +20,24 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strings"
 )
 
-// The generated section lies between these lines.
+// The generated section lies between these lines (the section without a
+// name); a named section's lines carry its name after "scripts/bench".
 const (
 	beginMarker = "<!-- BEGIN scripts/bench: generated, do not edit by hand -->"
 	endMarker   = "<!-- END scripts/bench -->"
 )
+
+// markers returns the begin and end lines of the section called name.
+func markers(name string) (string, string) {
+	if name == "" {
+		return beginMarker, endMarker
+	}
+	return "<!-- BEGIN scripts/bench " + name + ": generated, do not edit by hand -->", "<!-- END scripts/bench " + name + " -->"
+}
 
 // defaultIntro starts a BENCHMARKS.md that does not exist yet.
 const defaultIntro = `# Benchmarks
@@ -72,51 +84,154 @@ func (l *list) Set(s string) error { *l = append(*l, s); return nil }
 
 // report is everything the generated section says.
 type report struct {
-	Results    []result
-	Commands   pairs // name -> command line, in the order timed
-	Meta       pairs // shown as a two-column table, in order
-	Notes      []string
-	Bare       string // name of the bare start
-	Floor      string // name of the Go floor
-	Hyperfine  string // the exact hyperfine command
-	Invocation string // how scripts/bench was run
+	// Results holds one result per command: over every round, its
+	// Median the median of the rounds' medians, its Mean and Stddev of
+	// every run, its Min the least of all (aggregate).
+	Results []result
+	// RoundMedians are each command's median in each round, by name.
+	RoundMedians map[string][]float64
+	Commands     pairs // name -> command line, in the order timed
+	Meta         pairs // shown as a two-column table, in order
+	Notes        []string
+	Bare         string // name of the bare start
+	Floor        string // name of the Go floor
+	Floor2       string // name of the Go floor that re-executes itself
+	Hyperfine    string // the exact hyperfine command
+	Invocation   string // how scripts/bench was run
 }
 
 func main() {
 	var (
-		jsonPath = flag.String("json", "", "hyperfine's --export-json `file`")
-		outPath  = flag.String("out", "BENCHMARKS.md", "the Markdown `file` to write the section into")
-		r        report
-		notes    list
+		jsonPaths list
+		outPath   = flag.String("out", "BENCHMARKS.md", "the Markdown `file` to write the section into")
+		section   = flag.String("section", "", "the `name` of the section to write (\"\": the main one)")
+		mdPath    = flag.String("markdown", "", "splice this Markdown `file` as the section rather than a table of -json")
+		r         report
+		notes     list
 	)
+	flag.Var(&jsonPaths, "json", "hyperfine's --export-json `file` of one round (repeatable)")
 	flag.Var(&r.Commands, "bench", "`name=command` of one timed command (repeatable, in order)")
 	flag.Var(&r.Meta, "meta", "`key=value` to show above the table (repeatable, in order)")
 	flag.Var(&notes, "note", "a `line` to show below the table (repeatable)")
 	flag.StringVar(&r.Bare, "bare", "bare", "`name` of the bare start (ratio base)")
 	flag.StringVar(&r.Floor, "floor", "go-floor", "`name` of the Go fork/exec floor (ratio base)")
+	flag.StringVar(&r.Floor2, "floor2", "go-floor-reexec", "`name` of the Go floor that re-executes itself (ratio base)")
 	flag.StringVar(&r.Hyperfine, "command", "", "the exact hyperfine `command` line")
 	flag.StringVar(&r.Invocation, "invocation", "", "how scripts/bench was `run`")
 	flag.Parse()
 	r.Notes = notes
-	if err := run(*jsonPath, *outPath, &r); err != nil {
+	var err error
+	if *mdPath != "" {
+		err = spliceFile(*mdPath, *outPath, *section)
+	} else {
+		err = run(jsonPaths, *outPath, *section, &r)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(jsonPath, outPath string, r *report) error {
-	b, err := os.ReadFile(jsonPath)
+func run(jsonPaths []string, outPath, section string, r *report) error {
+	if len(jsonPaths) == 0 {
+		return errors.New("no -json file given")
+	}
+	var rounds [][]result
+	for _, p := range jsonPaths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var ex export
+		if err := json.Unmarshal(b, &ex); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if len(ex.Results) == 0 {
+			return fmt.Errorf("%s: no results", p)
+		}
+		rounds = append(rounds, ex.Results)
+	}
+	r.Results, r.RoundMedians = aggregate(rounds, r.Commands)
+	return writeSection(outPath, section, r.markdown())
+}
+
+// aggregate folds the rounds into one result per command, in the order
+// of commands (then any other name, in the order first seen): the median
+// of the rounds' medians, the mean and σ of every run, the least run.
+func aggregate(rounds [][]result, commands pairs) ([]result, map[string][]float64) {
+	var order []string
+	for _, c := range commands {
+		order = append(order, c.key)
+	}
+	byName := map[string][]result{}
+	for _, round := range rounds {
+		for _, res := range round {
+			if !slices.Contains(order, res.Command) {
+				order = append(order, res.Command)
+			}
+			byName[res.Command] = append(byName[res.Command], res)
+		}
+	}
+	var out []result
+	medians := map[string][]float64{}
+	for _, name := range order {
+		rs := byName[name]
+		if len(rs) == 0 {
+			continue
+		}
+		agg := result{Command: name, Min: math.Inf(1)}
+		for _, res := range rs {
+			medians[name] = append(medians[name], res.Median)
+			agg.Times = append(agg.Times, res.Times...)
+			agg.Min = min(agg.Min, res.Min)
+			agg.Max = max(agg.Max, res.Max)
+		}
+		agg.Median = median(medians[name])
+		if len(agg.Times) > 0 {
+			var sum float64
+			for _, t := range agg.Times {
+				sum += t
+			}
+			agg.Mean = sum / float64(len(agg.Times))
+			var sq float64
+			for _, t := range agg.Times {
+				sq += (t - agg.Mean) * (t - agg.Mean)
+			}
+			if len(agg.Times) > 1 {
+				agg.Stddev = math.Sqrt(sq / float64(len(agg.Times)-1))
+			}
+		} else {
+			agg.Mean, agg.Stddev = rs[0].Mean, rs[0].Stddev
+		}
+		out = append(out, agg)
+	}
+	return out, medians
+}
+
+// median of v (v is not changed); NaN when empty.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spliceFile writes the Markdown file md as the section called name.
+func spliceFile(md, outPath, name string) error {
+	b, err := os.ReadFile(md)
 	if err != nil {
 		return err
 	}
-	var ex export
-	if err := json.Unmarshal(b, &ex); err != nil {
-		return fmt.Errorf("%s: %w", jsonPath, err)
-	}
-	if len(ex.Results) == 0 {
-		return fmt.Errorf("%s: no results", jsonPath)
-	}
-	r.Results = ex.Results
+	return writeSection(outPath, name, string(b))
+}
+
+// writeSection replaces the section called name of outPath with section.
+func writeSection(outPath, name, section string) error {
 	old, err := os.ReadFile(outPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		old, err = []byte(defaultIntro), nil
@@ -124,7 +239,7 @@ func run(jsonPath, outPath string, r *report) error {
 	if err != nil {
 		return err
 	}
-	doc, err := splice(string(old), r.markdown())
+	doc, err := spliceNamed(string(old), name, section)
 	if err != nil {
 		return fmt.Errorf("%s: %w", outPath, err)
 	}
@@ -133,7 +248,11 @@ func run(jsonPath, outPath string, r *report) error {
 
 // splice replaces the generated section of doc with section (which carries
 // no markers), or appends it when doc has none.
-func splice(doc, section string) (string, error) {
+func splice(doc, section string) (string, error) { return spliceNamed(doc, "", section) }
+
+// spliceNamed is splice for the section called name.
+func spliceNamed(doc, name, section string) (string, error) {
+	beginMarker, endMarker := markers(name)
 	block := beginMarker + "\n" + section + endMarker + "\n"
 	i := strings.Index(doc, beginMarker)
 	j := strings.Index(doc, endMarker)
@@ -182,11 +301,27 @@ func (r *report) markdown() string {
 		}
 		w("\n")
 	}
-	bare, floor := r.find(r.Bare), r.find(r.Floor)
+	bare, floor, floor2 := r.find(r.Bare), r.find(r.Floor), r.find(r.Floor2)
+	rounds := 0
+	for _, m := range r.RoundMedians {
+		rounds = max(rounds, len(m))
+	}
 	w("Times in milliseconds; ratios are of means and of medians. ")
+	if rounds > 1 {
+		w("%d rounds (hyperfine runs), the commands in a different order each round: \"Median\" is the median of the rounds' medians, listed under \"Rounds\"; mean, σ and min are over every run. ", rounds)
+	}
 	w("\"+ floor\" is what a command costs on top of the Go floor (difference of medians).\n\n")
-	w("| Command | Mean ± σ | Median | Min | Runs | × bare (mean / median) | × Go floor (mean / median) | + floor (median) |\n")
-	w("|:--|--:|--:|--:|--:|--:|--:|--:|\n")
+	head := "| Command | Mean ± σ | Median | Min | Runs | × bare (mean / median) | × Go floor (mean / median) | + floor (median) |"
+	rule := "|:--|--:|--:|--:|--:|--:|--:|--:|"
+	if floor2 != nil {
+		head += " × re-exec floor (median) |"
+		rule += "--:|"
+	}
+	if rounds > 1 {
+		head += " Rounds (medians) |"
+		rule += "--:|"
+	}
+	w("%s\n%s\n", head, rule)
 	for _, res := range r.Results {
 		xBare, xFloor, plus := "n/a", "n/a", "n/a"
 		if bare != nil {
@@ -196,8 +331,19 @@ func (r *report) markdown() string {
 			xFloor = ratio(res.Mean, floor.Mean) + " / " + ratio(res.Median, floor.Median)
 			plus = fmt.Sprintf("%+.2f", (res.Median-floor.Median)*1000)
 		}
-		w("| %s | %s ± %s | %s | %s | %d | %s | %s | %s |\n",
+		w("| %s | %s ± %s | %s | %s | %d | %s | %s | %s |",
 			res.Command, ms(res.Mean), ms(res.Stddev), ms(res.Median), ms(res.Min), len(res.Times), xBare, xFloor, plus)
+		if floor2 != nil {
+			w(" %s |", ratio(res.Median, floor2.Median))
+		}
+		if rounds > 1 {
+			var ls []string
+			for _, m := range r.RoundMedians[res.Command] {
+				ls = append(ls, ms(m))
+			}
+			w(" %s |", strings.Join(ls, ", "))
+		}
+		w("\n")
 	}
 	w("\nWhat each name ran:\n\n")
 	for _, c := range r.Commands {

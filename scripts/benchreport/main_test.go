@@ -67,3 +67,60 @@ func TestMarkdownRatios(t *testing.T) {
 		t.Errorf("missing n/a ratios in\n%s", md)
 	}
 }
+
+func TestAggregateRounds(t *testing.T) {
+	rounds := [][]result{
+		{{Command: "wrun", Median: 0.003, Min: 0.002, Times: []float64{0.003, 0.003}}, {Command: "bare", Median: 0.001, Min: 0.001, Times: []float64{0.001}}},
+		{{Command: "bare", Median: 0.002, Min: 0.0005, Times: []float64{0.002}}, {Command: "wrun", Median: 0.005, Min: 0.004, Times: []float64{0.005}}},
+		{{Command: "wrun", Median: 0.004, Min: 0.003, Times: []float64{0.004}}},
+	}
+	got, meds := aggregate(rounds, pairs{{"bare", "true"}, {"wrun", "wrun -- true"}})
+	if len(got) != 2 || got[0].Command != "bare" || got[1].Command != "wrun" {
+		t.Fatalf("order: got %+v", got)
+	}
+	tests := []struct {
+		name              string
+		res               result
+		median, min, mean float64
+		runs, rounds      int
+	}{
+		{"bare: two rounds, the mean of the middle two", got[0], 0.0015, 0.0005, 0.0015, 2, 2},
+		{"wrun: three rounds, the middle one", got[1], 0.004, 0.002, 0.00375, 4, 3},
+	}
+	for _, tt := range tests {
+		const eps = 1e-12
+		if d := tt.res.Median - tt.median; d > eps || d < -eps {
+			t.Errorf("%s: median %v, want %v", tt.name, tt.res.Median, tt.median)
+		}
+		if tt.res.Min != tt.min {
+			t.Errorf("%s: min %v, want %v", tt.name, tt.res.Min, tt.min)
+		}
+		if d := tt.res.Mean - tt.mean; d > eps || d < -eps {
+			t.Errorf("%s: mean %v, want %v", tt.name, tt.res.Mean, tt.mean)
+		}
+		if len(tt.res.Times) != tt.runs || len(meds[tt.res.Command]) != tt.rounds {
+			t.Errorf("%s: %d runs in %d rounds, want %d in %d", tt.name, len(tt.res.Times), len(meds[tt.res.Command]), tt.runs, tt.rounds)
+		}
+	}
+}
+
+func TestSpliceNamedKeepsOtherSections(t *testing.T) {
+	b1, e1 := markers("")
+	b2, e2 := markers("user")
+	doc := "intro\n" + b1 + "\nroot\n" + e1 + "\n" + b2 + "\nold user\n" + e2 + "\ntail\n"
+	got, err := spliceNamed(doc, "user", "new user\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "intro\n" + b1 + "\nroot\n" + e1 + "\n" + b2 + "\nnew user\n" + e2 + "\ntail\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got, err = spliceNamed(doc, "memory", "mem\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, doc) || !strings.Contains(got, "mem\n") {
+		t.Errorf("a new section must be appended, got\n%s", got)
+	}
+}
