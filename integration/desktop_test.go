@@ -161,3 +161,44 @@ func TestToolsDecisionMatchesTheGrant(t *testing.T) {
 		t.Errorf("tools=read inside the sandbox: %s", r)
 	}
 }
+
+// TestEscapeAbstractSocketBelowScope: below Landlock ABI 6 nothing in the
+// kernel scopes abstract UNIX sockets, and with the network on the stage
+// has no network namespace of its own; the socket mediation then refuses
+// every connect to an abstract address, since the hands, which performs
+// the command's connects, is not scoped either. Simulated with
+// WRUN_LANDLOCK_ABI=5; the same at this kernel's own ABI as a second row
+// (Landlock's scope holds it there), with desktop=on as the control.
+func TestEscapeAbstractSocketBelowScope(t *testing.T) {
+	if !bins.features.Seccomp {
+		t.Skip("needs seccomp user notification: the socket mediation")
+	}
+	ws := workspace(t)
+	name := "/wrun-test-abstract-" + strconv.Itoa(os.Getpid())
+	accepted := unixListener(t, "@"+name)
+	if got := bare(t, runOpts{dir: ws}, "abstract", name); got != "ok" || !arrived(accepted, 5*time.Second) {
+		t.Fatalf("control without wrun: %s", got)
+	}
+	for _, abi := range []string{"5", ""} {
+		o := runOpts{dir: ws}
+		if abi != "" {
+			o.env = []string{"WRUN_LANDLOCK_ABI=" + abi}
+		}
+		for _, g := range []string{"inspect,network=on", "full"} {
+			t.Run("ABI "+abi+" "+g, func(t *testing.T) {
+				escapeAttempt(t)
+				got := probe(t, o, g, "abstract", name)
+				if arrived(accepted, 200*time.Millisecond) {
+					t.Fatalf("ESCAPE under --grant %s: the connection arrived (%s)", g, got)
+				}
+				if !strings.HasPrefix(got, "err ") {
+					t.Errorf("--grant %s: %s, want a refusal", g, got)
+				}
+			})
+		}
+		g := "inspect,network=on,desktop=on"
+		if got := probe(t, o, g, "abstract", name); got != "ok" || !arrived(accepted, 5*time.Second) {
+			t.Errorf("ABI %q --grant %s: %s, want the socket reachable", abi, g, got)
+		}
+	}
+}
