@@ -107,7 +107,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	p.Hidden = append(p.Hidden, Hole{Path: "/dev", Withheld: All &^ ReadDir,
 		Why: "device nodes: only the few listed as readable or writable are open to the child"})
 	p.Hidden = append(p.Hidden, Hole{Path: "/dev/pts", Withheld: All &^ ReadDir,
-		Why: "other terminals of this user: reading one steals its keystrokes"})
+		Why: "the terminals outside the sandbox: reading one steals its keystrokes (on Linux the stage mounts a devpts of the sandbox's own here: its new pseudo-terminals only)"})
 	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
 		p.add(Rule{Path: d, Access: ReadFile | WriteExisting, Source: "grant", Why: "discarding output", Optional: true})
 	}
@@ -115,6 +115,13 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.add(Rule{Path: d, Access: ReadFile, Source: "grant", Why: "random numbers", Optional: true})
 	}
 	p.add(Rule{Path: "/dev/tty", Access: Device, Source: "grant", Why: "the controlling terminal, for interactive use", Optional: true})
+	// New pseudo-terminals (shells, expect-style tests, pty libraries).
+	// Opening /dev/ptmx makes a new pair; it reaches no other terminal.
+	// The pairs' other ends (/dev/pts/N) stay hidden here: on Linux the
+	// stage mounts a devpts instance of the sandbox's own over /dev/pts
+	// and opens it to the child (see sandbox/linux), so the child sees
+	// its own terminals only.
+	p.add(Rule{Path: "/dev/ptmx", Access: Device, Source: "grant", Why: "new pseudo-terminals (a new pair; no other terminal)", Optional: true})
 	// The home directory is hidden but for what toolchains need; the
 	// workspace, the temp dir and what the options name are granted
 	// wherever they lie.

@@ -121,7 +121,7 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	for _, r := range devices {
 		devNames = append(devNames, strings.TrimPrefix(r.Path, "/dev/"))
 	}
-	fmt.Fprintf(tw, "  /dev/{%s}\tdevices\tdiscarding output, random numbers, the terminal\n", strings.Join(devNames, ","))
+	fmt.Fprintf(tw, "  /dev/{%s}\tdevices\tdiscarding output, random numbers, the terminal, new pseudo-terminals\n", strings.Join(devNames, ","))
 	fmt.Fprintf(tw, "  (fds 0-2)\tas opened\twhatever stdin, stdout and stderr are open on stays usable\n")
 	tw.Flush()
 

@@ -316,6 +316,16 @@ func do(op string, args []string) error {
 		c := exec.Command("/bin/true")
 		c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
 		return unwrap(c.Run())
+	case "pty":
+		return ptyRoundTrip()
+	case "open-tty":
+		// Open the terminal arg(0) for reading and writing, without making
+		// it the controlling terminal and without blocking.
+		fd, err := unix.Open(arg(0), unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
 	case "creat-setid":
 		// Create arg(0) with the setuid and setgid bits in one call.
 		syscall.Umask(0)

@@ -1,0 +1,87 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestPseudoTerminals: a child opens a new pseudo-terminal pair as pty
+// libraries do (/dev/ptmx, TIOCGPTN, unlockpt, /dev/pts/N) and sends a
+// line each way through it, under every preset; the same probe bare is
+// the control.
+func TestPseudoTerminals(t *testing.T) {
+	ws := workspace(t)
+	if got := bare(t, runOpts{dir: ws}, "pty"); got != "ok" {
+		t.Fatalf("control: a pty round trip without wrun: %s", got)
+	}
+	for _, g := range []string{"inspect", "verify", "write", "full"} {
+		t.Run(g, func(t *testing.T) {
+			if got := probe(t, runOpts{dir: ws}, g, "pty"); got != "ok" {
+				t.Errorf("a pty round trip under --grant %s: %s, want ok", g, got)
+			}
+		})
+	}
+	// With a terminal on stdout (script(1)), the inherited terminal is
+	// still reopened through /dev/stdout beside the sandbox's own ptys.
+	t.Run("inherited terminal", func(t *testing.T) {
+		if _, err := exec.LookPath("script"); err != nil {
+			t.Skip("needs script(1) (util-linux) for a terminal on stdout")
+		}
+		inner := bins.probe + " pty && echo reopened > /dev/stdout"
+		ctl := run(t, runOpts{dir: ws}, "script", "-qec", "sh -c '"+inner+"'", "/dev/null")
+		if !strings.Contains(ctl.stdout, "ok") || !strings.Contains(ctl.stdout, "reopened") {
+			t.Fatalf("control without wrun: %s", ctl)
+		}
+		args := strings.Join(wrunArgs(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", inner), "' '")
+		r := run(t, runOpts{dir: ws}, "script", "-qec", bins.wrun+" '"+args+"'", "/dev/null")
+		if !strings.Contains(r.stdout, "ok") || !strings.Contains(r.stdout, "reopened") {
+			t.Errorf("under --grant verify in a terminal: %s", r)
+		}
+	})
+}
+
+// TestEscapePseudoTerminalOutside: a terminal outside the sandbox (a pty
+// pair this test opens, as another session's would be) cannot be opened
+// by the child under any preset: through the stage the child's /dev/pts
+// is a devpts instance of its own, where the terminal does not exist;
+// without it the host's /dev/pts is hidden by Landlock. The control opens
+// it bare.
+func TestEscapePseudoTerminalOutside(t *testing.T) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer m.Close()
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	outside := "/dev/pts/" + strconv.Itoa(n)
+	ws := workspace(t)
+	if got := bare(t, runOpts{dir: ws}, "open-tty", outside); got != "ok" {
+		t.Fatalf("control: opening %s without wrun: %s", outside, got)
+	}
+	for _, g := range []string{"inspect", "verify", "full"} {
+		t.Run(g, func(t *testing.T) {
+			escapeAttempt(t)
+			got := probe(t, runOpts{dir: ws}, g, "open-tty", outside)
+			want := "err EACCES" // Landlock: /dev/pts is hidden
+			if viaStage() {
+				want = "err ENOENT" // the sandbox's own devpts has no such terminal
+			}
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("opening the outside terminal %s under --grant %s: %s, want %s", outside, g, got, want)
+			}
+		})
+	}
+}
