@@ -73,6 +73,11 @@ const (
 	// RightSignal is sending a signal to a process outside the sandbox
 	// (Landlock scope, ABI 6); Denial.Addr names it ("pid 42 (sleep)").
 	RightSignal = "signal"
+	// RightSetID is giving a file the setuid or setgid bit (chmod, or
+	// creating it with them): refused under every grant, since the file
+	// would run as its owner or group for any user after the run. (A
+	// directory's setgid bit, which only passes its group on, is made.)
+	RightSetID = "set_id"
 	// RightMetadata is changing a file's mode, owner, times or extended
 	// attributes, refused only on a read-only mount.
 	RightMetadata = "change_metadata"

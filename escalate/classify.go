@@ -70,6 +70,8 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "abstract-socket", "")
 	case RightSignal:
 		return a.finish(f, "signal-scope", "")
+	case RightSetID:
+		return a.finish(f, "setid-file", "")
 	case RightGitPush:
 		return a.finish(f, "git-push", "")
 	}

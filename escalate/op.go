@@ -47,6 +47,7 @@ const (
 	RightConnectAbstract = access.RightConnectAbstract
 	RightSignal          = access.RightSignal
 	RightMetadata        = access.RightMetadata
+	RightSetID           = access.RightSetID
 )
 
 // A refused git push under shell=verify (see verify.PushRefusedHelper):

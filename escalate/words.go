@@ -80,6 +80,8 @@ func verb(op, right string) string {
 		return "open a UNIX socket"
 	case RightMetadata:
 		return "change the metadata of"
+	case RightSetID:
+		return "set the setuid or setgid bit on"
 	case RightGitPush:
 		return "git push to"
 	}

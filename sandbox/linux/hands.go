@@ -63,6 +63,9 @@ const (
 	handsConnect byte = 1
 	handsBind    byte = 2
 	handsSend    byte = 3
+	// handsChmod sets S_ISGID on a directory (setid.go): the path rides
+	// as the data, the mode and flags in Flags.
+	handsChmod byte = 4
 )
 
 // handsReq is the fixed head of a request; the address, the data and the
@@ -251,6 +254,8 @@ func (h *hands) handle(req handsReq, body []byte, fds []int) {
 		ret, errno = h.bind(sock, cwd, addr)
 	case handsSend:
 		ret, errno, outside = h.send(sock, cwd, addr, data, ctrl, passed, int(req.Flags))
+	case handsChmod:
+		ret, errno, outside = h.chmodDir(sock, data, req.Flags)
 	default:
 		ret, errno = -1, unix.EINVAL
 	}

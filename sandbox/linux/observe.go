@@ -201,6 +201,21 @@ func (o *observer) run() {
 			}
 			return
 		}
+		if sc, ok := setidCallOf(uint32(n.Data.Nr), n.Data.Args); ok {
+			// Setuid and setgid bits (setid.go): the hands may make a
+			// directory's S_ISGID, on a goroutine as a mediated call.
+			if o.med != nil && sc.chmod && sc.dirOnly() && o.med.admit() {
+				go func() {
+					defer o.med.release()
+					defer o.setBusy(-1)
+					o.handleSetID(&n, sc, true)
+				}()
+				continue
+			}
+			o.handleSetID(&n, sc, false)
+			o.setBusy(-1)
+			continue
+		}
 		if o.med != nil && isMediated(uint32(n.Data.Nr)) {
 			// Served on a goroutine of its own: the call may block. It
 			// stays counted busy until it has been answered. The child

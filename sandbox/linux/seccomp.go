@@ -57,7 +57,11 @@ const (
 // modeSetID are the mode bits that make an executable run with its
 // owner's or group's identity. A child running as root must not create
 // a setuid-root file anywhere, not even inside a writable tree: it would
-// outlive the run as a way up for any user of the machine.
+// outlive the run as a way up for any user of the machine. On a
+// directory S_ISGID only makes new entries inherit its group, which is
+// harmless: where wrun can see the call (a listener), the filter sends
+// these calls to wrun, which makes that one and refuses the rest with a
+// denial (setid.go); without a listener all are refused.
 const modeSetID = unix.S_ISUID | unix.S_ISGID
 
 // openCreates are the open flags under which the mode argument is used.
@@ -190,18 +194,28 @@ func socketpairRule() []bpf.Instruction {
 // compared on their low 32 bits, which is all the kernel reads of an int.
 func argumentRules(spec seccompSpec) []bpf.Instruction {
 	deny := bpf.RetConstant{Val: retEPERM}
+	// setid answers a call with setuid or setgid bits: wrun decides and
+	// reports it where it holds the listener (setid.go), else EPERM.
+	setid := deny
+	if spec.Observe || spec.Mediate {
+		setid = bpf.RetConstant{Val: retNotify}
+	}
 	loadNr := bpf.LoadAbsolute{Off: offNr, Size: 4}
 	arg := func(i int) bpf.Instruction { return bpf.LoadAbsolute{Off: uint32(offArgs + 8*i), Size: 4} }
 	// bitsAt: deny when argument i has any of bits.
 	bitsAt := func(i int, bits uint32) []bpf.Instruction {
 		return []bpf.Instruction{arg(i), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: bits, SkipFalse: 1}, deny}
 	}
-	// createMode: deny when the flags (argument f) create a file and the
+	// setidAt: setid when the mode (argument i) has setuid or setgid bits.
+	setidAt := func(i int) []bpf.Instruction {
+		return []bpf.Instruction{arg(i), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: modeSetID, SkipFalse: 1}, setid}
+	}
+	// createMode: setid when the flags (argument f) create a file and the
 	// mode (argument m) has setuid or setgid bits.
 	createMode := func(f, m int) []bpf.Instruction {
 		return []bpf.Instruction{
 			arg(f), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: openCreates, SkipFalse: 3},
-			arg(m), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: modeSetID, SkipFalse: 1}, deny,
+			arg(m), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: modeSetID, SkipFalse: 1}, setid,
 		}
 	}
 	type block struct {
@@ -220,10 +234,10 @@ func argumentRules(spec seccompSpec) []bpf.Instruction {
 		// kernel kill it, whatever Landlock's signal scope says.
 		{unix.SYS_PRLIMIT64, []bpf.Instruction{arg(0), bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1}, deny}},
 		// setuid and setgid files.
-		{unix.SYS_FCHMOD, bitsAt(1, modeSetID)},
-		{unix.SYS_FCHMODAT, bitsAt(2, modeSetID)},
-		{unix.SYS_FCHMODAT2, bitsAt(2, modeSetID)},
-		{unix.SYS_MKNODAT, bitsAt(2, modeSetID)},
+		{unix.SYS_FCHMOD, setidAt(1)},
+		{unix.SYS_FCHMODAT, setidAt(2)},
+		{unix.SYS_FCHMODAT2, setidAt(2)},
+		{unix.SYS_MKNODAT, setidAt(2)},
 		{unix.SYS_OPENAT, createMode(2, 3)},
 		// openat2 passes its mode in memory the filter cannot read; the C
 		// library's open never uses it.
@@ -233,7 +247,7 @@ func argumentRules(spec seccompSpec) []bpf.Instruction {
 		if c.kind == "open" {
 			blocks = append(blocks, block{c.nr, createMode(c.flags, c.mode)})
 		} else {
-			blocks = append(blocks, block{c.nr, bitsAt(c.mode, modeSetID)})
+			blocks = append(blocks, block{c.nr, setidAt(c.mode)})
 		}
 	}
 	var prog []bpf.Instruction
@@ -271,6 +285,9 @@ type argumentCall struct {
 	nr          uint32
 	kind        string // "mode": the mode argument counts; "open": only when the flags create
 	flags, mode int
+	// chmod: the call changes an existing file's mode (path first);
+	// mknod: it makes a node.
+	chmod, mknod bool
 }
 
 // loadFilter installs the program on the calling thread only (no TSYNC).

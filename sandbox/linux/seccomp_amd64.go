@@ -16,8 +16,8 @@ var archDenied = []uint32{unix.SYS_IOPL, unix.SYS_IOPERM, unix.SYS_USELIB, unix.
 // archArgumentCalls are the legacy calls of x86-64 that take a mode.
 func archArgumentCalls() []argumentCall {
 	return []argumentCall{
-		{nr: unix.SYS_CHMOD, kind: "mode", mode: 1},
-		{nr: unix.SYS_MKNOD, kind: "mode", mode: 1},
+		{nr: unix.SYS_CHMOD, kind: "mode", mode: 1, chmod: true},
+		{nr: unix.SYS_MKNOD, kind: "mode", mode: 1, mknod: true},
 		{nr: unix.SYS_OPEN, kind: "open", flags: 1, mode: 2},
 		// creat is open(O_CREAT|O_WRONLY|O_TRUNC): its mode always counts.
 		{nr: unix.SYS_CREAT, kind: "mode", mode: 1},

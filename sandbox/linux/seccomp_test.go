@@ -486,9 +486,22 @@ func TestSeccompArgumentRules(t *testing.T) {
 			want uint32
 		}{fmt.Sprintf("legacy call %d with 0755", c.nr), data(c.nr, args...), 0})
 	}
+	// Calls refused for their setuid or setgid bits go to wrun where it
+	// holds a listener (setid.go), which refuses them with a denial or
+	// makes a directory's S_ISGID; without one they are refused here.
+	setid := map[string]bool{
+		"fchmod(04755)": true, "fchmod(02755)": true, "fchmodat(04755)": true, "fchmodat2(06755)": true,
+		"mknodat(S_IFREG|04755)": true, "openat(O_CREAT, 04755)": true, "openat(O_TMPFILE, 02755)": true,
+	}
+	for _, c := range archArgumentCalls() {
+		setid[fmt.Sprintf("legacy call %d with 04755", c.nr)] = true
+	}
 	for _, spec := range allSpecs {
 		for _, tt := range tests {
 			got := runFilter(t, spec, tt.d)
+			if setid[tt.name] && (spec.Observe || spec.Mediate) {
+				tt.want = retNotify
+			}
 			switch {
 			case tt.want != 0 && got != tt.want:
 				t.Errorf("%+v: %s: %s, want %s", spec, tt.name, verdict(got), verdict(tt.want))
@@ -512,6 +525,47 @@ func TestSeccompIPC(t *testing.T) {
 				t.Errorf("%+v: IPC call %d in an IPC namespace: %s, want ALLOW", spec, nr, verdict(got))
 			}
 			spec.IsolatedIPC = false
+		}
+	}
+}
+
+// TestSetidCallOf: which notifications are calls sent for their setuid or
+// setgid bits, and how each is read.
+func TestSetidCallOf(t *testing.T) {
+	creat := uint64(unix.O_CREAT | unix.O_WRONLY)
+	tests := []struct {
+		name     string
+		nr       uint32
+		args     [6]uint64
+		ok       bool
+		chmod    bool
+		dirOnly  bool
+		op       string
+		pathArg  int
+		flagsArg int
+	}{
+		{"fchmod 02755", unix.SYS_FCHMOD, [6]uint64{3, 0o2755}, true, true, true, "chmod", -1, -1},
+		{"fchmod 04755", unix.SYS_FCHMOD, [6]uint64{3, 0o4755}, true, true, false, "chmod", -1, -1},
+		{"fchmod 0755", unix.SYS_FCHMOD, [6]uint64{3, 0o755}, false, false, false, "", 0, 0},
+		{"fchmodat 06755", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o6755}, true, true, false, "chmod", 1, -1},
+		{"fchmodat2 02700", unix.SYS_FCHMODAT2, [6]uint64{3, 0, 0o2700, 0}, true, true, true, "chmod", 1, 3},
+		{"fchmodat mode in the high word only", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o2755 << 32}, false, false, false, "", 0, 0},
+		{"mknodat S_IFREG|02755", unix.SYS_MKNODAT, [6]uint64{3, 0, unix.S_IFREG | 0o2755}, true, false, true, "mknod", 1, -1},
+		{"openat O_CREAT 02755", unix.SYS_OPENAT, [6]uint64{3, 0, creat, 0o2755}, true, false, true, "create", 1, -1},
+		{"openat O_RDONLY garbage mode", unix.SYS_OPENAT, [6]uint64{3, 0, unix.O_RDONLY, 0o6755}, false, false, false, "", 0, 0},
+		{"mkdirat 02755 (not sent)", unix.SYS_MKDIRAT, [6]uint64{3, 0, 0o2755}, false, false, false, "", 0, 0},
+	}
+	for _, tt := range tests {
+		c, ok := setidCallOf(tt.nr, tt.args)
+		if ok != tt.ok {
+			t.Errorf("%s: ok %v, want %v", tt.name, ok, tt.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if c.chmod != tt.chmod || c.dirOnly() != tt.dirOnly || c.op != tt.op || c.path != tt.pathArg || c.flags != tt.flagsArg {
+			t.Errorf("%s: %+v (dirOnly %v), want chmod %v dirOnly %v op %s path %d flags %d", tt.name, c, c.dirOnly(), tt.chmod, tt.dirOnly, tt.op, tt.pathArg, tt.flagsArg)
 		}
 	}
 }

@@ -326,6 +326,34 @@ func do(op string, args []string) error {
 			return err
 		}
 		return unix.Close(fd)
+	case "chmod", "fchmod":
+		// Change arg(0)'s mode to the octal arg(1) (chmod by path, or
+		// fchmod on a descriptor opened read-only), then check it.
+		mode, err := strconv.ParseUint(arg(1), 8, 32)
+		if err != nil {
+			return err
+		}
+		if op == "chmod" {
+			err = unix.Chmod(arg(0), uint32(mode))
+		} else {
+			fd, oerr := unix.Open(arg(0), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if oerr != nil {
+				return oerr
+			}
+			err = unix.Fchmod(fd, uint32(mode))
+			unix.Close(fd)
+		}
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(arg(0), &st); err != nil {
+			return err
+		}
+		if got := st.Mode & 0o7777; got != uint32(mode) {
+			return fmt.Errorf("mode is %#o after chmod %#o", got, mode)
+		}
+		return nil
 	case "creat-setid":
 		// Create arg(0) with the setuid and setgid bits in one call.
 		syscall.Umask(0)
