@@ -17,6 +17,9 @@ import (
 // line each way through it, under every preset; the same probe bare is
 // the control.
 func TestPseudoTerminals(t *testing.T) {
+	if !viaStage() {
+		t.Skip("a pty's /dev/pts/N needs the stage's own devpts instance; without namespaces the host's /dev/pts stays hidden (new pairs only through TIOCGPTPEER)")
+	}
 	ws := workspace(t)
 	if got := bare(t, runOpts{dir: ws}, "pty"); got != "ok" {
 		t.Fatalf("control: a pty round trip without wrun: %s", got)
@@ -74,7 +77,7 @@ func TestEscapePseudoTerminalOutside(t *testing.T) {
 	for _, g := range []string{"inspect", "verify", "full"} {
 		t.Run(g, func(t *testing.T) {
 			escapeAttempt(t)
-			got := probe(t, runOpts{dir: ws}, g, "open-tty", outside)
+			got := probe(t, runOpts{dir: ws, bestEffort: true}, g, "open-tty", outside)
 			want := "err EACCES" // Landlock: /dev/pts is hidden
 			if viaStage() {
 				want = "err ENOENT" // the sandbox's own devpts has no such terminal
