@@ -88,3 +88,57 @@ func TestEscapePseudoTerminalOutside(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedMemory: POSIX shared memory and named semaphores live in
+// /dev/shm. Through the stage the child gets an empty tmpfs of its own
+// there: it may create files (shm_open, sem_open), and a file an outside
+// process keeps in the host's /dev/shm is not in it, nor does the child's
+// file appear outside. The controls read and write the host's bare.
+func TestSharedMemory(t *testing.T) {
+	if !viaStage() {
+		t.Skip("a private /dev/shm needs the stage (namespaces); without it /dev/shm stays hidden")
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skipf("no /dev/shm here: %v", err)
+	}
+	ws := workspace(t)
+	outside := "/dev/shm/wrun-itest-outside-" + uniqueArg()
+	if err := os.WriteFile(outside, []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(outside) })
+	mine := "/dev/shm/wrun-itest-inside-" + uniqueArg()
+	t.Cleanup(func() { os.Remove(mine) })
+	if got := bare(t, runOpts{dir: ws}, "read", outside); got != "ok" {
+		t.Fatalf("control: reading %s bare: %s", outside, got)
+	}
+	if got := bare(t, runOpts{dir: ws}, "write", mine); got != "ok" || !exists(mine) {
+		t.Fatalf("control: creating %s bare: %s", mine, got)
+	}
+	os.Remove(mine)
+	for _, g := range []string{"inspect", "verify"} {
+		t.Run(g, func(t *testing.T) {
+			escapeAttempt(t)
+			if got := probe(t, runOpts{dir: ws}, g, "read", outside); !strings.HasPrefix(got, "err ENOENT") {
+				t.Errorf("reading the host's %s under --grant %s: %s, want ENOENT (a /dev/shm of its own)", outside, g, got)
+			}
+			if got := probe(t, runOpts{dir: ws}, g, "write", mine); got != "ok" {
+				t.Errorf("creating %s under --grant %s: %s, want ok", mine, g, got)
+			}
+			if exists(mine) {
+				t.Errorf("the child's %s appeared in the host's /dev/shm", mine)
+			}
+		})
+	}
+	if _, err := exec.LookPath("python3"); err == nil {
+		// A named semaphore, as Python's multiprocessing makes one.
+		lock := "import multiprocessing as m; l = m.Lock(); l.acquire(); l.release(); print('locked')"
+		if ctl := run(t, runOpts{dir: ws}, "python3", "-c", lock); !strings.Contains(ctl.stdout, "locked") {
+			t.Fatalf("control: a multiprocessing lock bare:\n%s", ctl)
+		}
+		r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "python3", "-c", lock)
+		if !strings.Contains(r.stdout, "locked") || strings.Contains(r.stderr, "denied") {
+			t.Errorf("a multiprocessing lock under verify:\n%s", r)
+		}
+	}
+}

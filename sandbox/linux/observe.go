@@ -651,6 +651,10 @@ func (pl *Plan) platform() access.Platform {
 		UnixConfined: pl.ABI >= 9,
 		Installed:    pl.Rules,
 	}
+	if pl.stage {
+		// The stage's own /dev/pts and /dev/shm (pts.go), opened there.
+		pf.Installed = append(slices.Clone(pl.Rules), privateDevRules()...)
+	}
 	if pl.Features.MountNS || pl.Features.UserNS {
 		pf.Protection = access.ProtectMounted
 	}

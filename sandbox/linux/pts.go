@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -23,6 +24,46 @@ import (
 // stdin, stdout or stderr) keep working: their rules were attached before
 // the mount. Injecting input into a terminal (TIOCSTI) stays refused by
 // the seccomp filter.
+
+// POSIX shared memory and named semaphores (shm_open, sem_open: Python's
+// multiprocessing locks, Node's and Rust's shared-memory crates) are files
+// in /dev/shm, which on the host holds other processes' segments. The
+// stage mounts an empty tmpfs of the sandbox's own there and opens it to
+// the child, the same way: nothing outside is in it, and what the child
+// puts there is gone with the sandbox's mount namespace.
+
+// privateDev gives the stage's mount namespace the sandbox's own
+// pseudo-terminals and shared memory (see above). Each that cannot be
+// mounted stays the host's, hidden; the errors are returned joined, for
+// the caller to ignore or report.
+func privateDev(rs *ruleset, handledFS uint64) error {
+	return errors.Join(privatePTS(rs, handledFS), privateSHM(rs, handledFS))
+}
+
+// privateSHM mounts an empty tmpfs on /dev/shm, writable by the child
+// (mode 1777, as the host's), and adds the rule that opens it.
+func privateSHM(rs *ruleset, handledFS uint64) error {
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777"); err != nil {
+		return fmt.Errorf("mounting a tmpfs on /dev/shm: %w", err)
+	}
+	if rs == nil {
+		return nil
+	}
+	return rs.addPath(fsRule{Path: "/dev/shm", Access: toLandlock(shmAccess)}, handledFS)
+}
+
+// shmAccess is what the child may do in its own /dev/shm: make, read,
+// write and remove files (no links, FIFOs, sockets, nor execution).
+const shmAccess = policy.ReadWritePlain &^ policy.Execute
+
+// privateDevRules are the rules privateDev adds in the stage, for the
+// access model (which must not call what they allow a denial).
+func privateDevRules() []policy.Rule {
+	return []policy.Rule{
+		{Path: "/dev/pts", Access: ptsAccess, Source: "grant", Why: "the sandbox's own pseudo-terminals (a devpts instance of its own)", Optional: true},
+		{Path: "/dev/shm", Access: shmAccess, Source: "grant", Why: "the sandbox's own shared memory (a tmpfs of its own)", Optional: true},
+	}
+}
 
 // ptsOptions: every mount of devpts is a new instance (since Linux 4.7;
 // "newinstance" says so to older kernels); its ptmx is usable by the

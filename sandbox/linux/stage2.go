@@ -426,9 +426,9 @@ func Stage2() {
 	if err != nil {
 		fail(125, err)
 	}
-	// The sandbox's own pseudo-terminals (pts.go). Where devpts cannot be
-	// mounted, /dev/pts stays the host's, hidden: ptys by path fail.
-	_ = privatePTS(rs, r.HandledFS)
+	// The sandbox's own pseudo-terminals and /dev/shm (pts.go). What
+	// cannot be mounted stays the host's, hidden.
+	_ = privateDev(rs, r.HandledFS)
 	prog := r.filter()
 	path, err := lookPath(spec.Argv[0], spec.Env, spec.Cwd)
 	if err != nil {
