@@ -69,7 +69,7 @@ func (a *Analyzer) alternatives(f finding) []Alternative {
 func rankOf(alt Alternative) int {
 	if alt.Kind == KindBeyondCeiling {
 		// Keep it where the widening it replaces would stand.
-		if len(alt.Args) > 0 && alt.Args[0] == "--allow-write" {
+		if len(alt.Args) > 0 && (alt.Args[0] == "--allow-write" || alt.Args[0] == "--allow-unix") {
 			return kindRank(KindAllowWrite)
 		}
 		if len(alt.Commands) > 0 {
@@ -102,6 +102,15 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		} else {
 			equivalent = applySet(equivalent, map[string]string{"shell": "full"})
 		}
+	case KindAllowUnix:
+		// The socket the hands refused, as it resolved it: one path.
+		target := filepath.Clean(f.d.Path)
+		if f.d.Path == "" || !filepath.IsAbs(target) {
+			return Alternative{}, false
+		}
+		x.target = target
+		alt.Args = []string{"--allow-unix", target}
+		equivalent = applySet(a.p.Grant, map[string]string{"desktop": "on"})
 	case KindGrant:
 		if !a.resolves(f, a.grantRules(x.newGrant)) {
 			return Alternative{}, false

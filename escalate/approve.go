@@ -151,6 +151,8 @@ type Widening struct {
 	Grant grant.Grant
 	// AllowWrite are the extra writable paths approved.
 	AllowWrite []string
+	// AllowUnix are the UNIX sockets outside the sandbox approved.
+	AllowUnix []string
 	// Approved are the ids of the approved alternatives.
 	Approved []string
 	// Routes are approved alternatives that widen nothing (routes, asking
@@ -164,15 +166,18 @@ type Widening struct {
 
 // Widens reports whether the widening changes anything a retry could use.
 func (w *Widening) Widens(from grant.Grant) bool {
-	return len(w.AllowWrite) > 0 || !w.Grant.Equal(from)
+	return len(w.AllowWrite) > 0 || len(w.AllowUnix) > 0 || !w.Grant.Equal(from)
 }
 
-// Args are the wrun flags of the retry: --grant SPEC and one --allow-write
-// per path.
+// Args are the wrun flags of the retry: --grant SPEC, one --allow-write
+// per path and one --allow-unix per socket.
 func (w *Widening) Args() []string {
 	out := []string{"--grant", w.Grant.Compact()}
 	for _, p := range w.AllowWrite {
 		out = append(out, "--allow-write", p)
+	}
+	for _, p := range w.AllowUnix {
+		out = append(out, "--allow-unix", p)
 	}
 	return out
 }
@@ -183,6 +188,12 @@ func (w *Widening) Options(o policy.Options) policy.Options {
 	for _, p := range w.AllowWrite {
 		if !slices.Contains(o.AllowWrite, p) {
 			o.AllowWrite = append(o.AllowWrite, p)
+		}
+	}
+	o.AllowUnix = slices.Clone(o.AllowUnix)
+	for _, p := range w.AllowUnix {
+		if !slices.Contains(o.AllowUnix, p) {
+			o.AllowUnix = append(o.AllowUnix, p)
 		}
 	}
 	return o
@@ -250,6 +261,18 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			if !slices.Contains(w.AllowWrite, p) {
 				w.AllowWrite = append(w.AllowWrite, p)
 			}
+		case KindAllowUnix:
+			if len(alt.Args) != 2 || alt.Args[0] != "--allow-unix" || !filepath.IsAbs(alt.Args[1]) {
+				return nil, fmt.Errorf("approving %s: args %q are not --allow-unix PATH", id, alt.Args)
+			}
+			p := filepath.Clean(alt.Args[1])
+			as := applySet(cur, map[string]string{"desktop": "on"})
+			if ex := widening(cur, as, ceiling.Grant); len(ex) > 0 {
+				exceeded = append(exceeded, fmt.Sprintf("--allow-unix %s counts as %s: %s", quote.Word(p), as.Compact(), strings.Join(ex, "; ")))
+			}
+			if !slices.Contains(w.AllowUnix, p) {
+				w.AllowUnix = append(w.AllowUnix, p)
+			}
 		case KindGrant:
 			if len(alt.Args) != 2 || alt.Args[0] != "--grant" {
 				return nil, fmt.Errorf("approving %s: args %q are not --grant SPEC", id, alt.Args)
@@ -263,7 +286,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			return nil, fmt.Errorf("approving %s: kind %q cannot be approved", id, alt.Kind)
 		}
 		w.Approved = append(w.Approved, id)
-		if alt.Kind == KindAllowWrite || alt.Kind == KindGrant {
+		if alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindGrant {
 			resolved[owner[id]] = true
 		}
 	}
@@ -309,7 +332,7 @@ func Narrowest(req *Request, ceiling Ceiling) []string {
 	var out []string
 	for _, den := range req.Denials {
 		for _, alt := range den.Alternatives {
-			if (alt.Kind == KindAllowWrite || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
+			if (alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
 				out = append(out, alt.ID)
 				break
 			}
@@ -331,6 +354,8 @@ func withinCeiling(req *Request, cur grant.Grant, alt Alternative, ceiling Ceili
 			field = map[string]string{"files": "write"}
 		}
 		return len(widening(cur, applySet(cur, field), ceiling.Grant)) == 0
+	case "--allow-unix":
+		return len(widening(cur, applySet(cur, map[string]string{"desktop": "on"}), ceiling.Grant)) == 0
 	case "--grant":
 		g, err := grant.Parse(alt.Args[1])
 		return err == nil && len(widening(cur, widen(cur, g), ceiling.Grant)) == 0
@@ -352,12 +377,17 @@ var sensitiveRules = []string{"tool-cache", "protected", "protected-ancestor", "
 //   - a --grant that raises shell to full, which makes the user's tool
 //     caches writable;
 //   - an --allow-write whose path contains, or lies in, a path any denial
-//     of req names as such a guard (withheld_by.path).
+//     of req names as such a guard (withheld_by.path);
+//   - every --allow-unix: what a socket outside the sandbox gives (a
+//     docker socket is root, an ssh agent the user's keys) cannot be told
+//     from its path, so approving one takes naming it.
 func Sensitive(req *Request, den DeniedAct, alt Alternative) bool {
 	if slices.Contains(sensitiveRules, den.WithheldBy.Rule) {
 		return true
 	}
 	switch {
+	case len(alt.Args) > 0 && alt.Args[0] == "--allow-unix":
+		return true
 	case len(alt.Args) == 2 && alt.Args[0] == "--grant":
 		g, err := grant.Parse(alt.Args[1])
 		if err != nil {

@@ -324,10 +324,58 @@ func TestSensitive(t *testing.T) {
 		{1, Alternative{Kind: KindGrant, Args: []string{"--grant", "verify,network=on"}}, false},
 		{1, Alternative{Kind: KindGrant, Args: []string{"--grant", "full"}}, true},
 		{1, Alternative{Kind: KindGrant, Args: []string{"--grant", "nonsense"}}, true},
+		{1, Alternative{Kind: KindAllowUnix, Args: []string{"--allow-unix", "/run/user/1000/bus"}}, true},
 	}
 	for _, tc := range tests {
 		if got := Sensitive(req, req.Denials[tc.den], tc.alt); got != tc.want {
 			t.Errorf("Sensitive(%s, %q) = %v, want %v", req.Denials[tc.den].ID, tc.alt.Args, got, tc.want)
+		}
+	}
+}
+
+// TestApproveAllowUnix: a refused connect to a socket outside offers
+// --allow-unix with that socket; approving it (by id) widens nothing but
+// the one socket, within a ceiling with desktop=on, and is refused beyond
+// one with desktop=off.
+func TestApproveAllowUnix(t *testing.T) {
+	const sock = "/run/user/1000/agent.sock"
+	den := sandbox.Denial{Op: OpConnect, Path: sock, Addr: "unix:" + sock, Right: RightConnectUnix, Exact: true}
+	for _, tc := range []struct {
+		ceiling string
+		within  bool
+	}{{"files=write,shell=full,network=on,desktop=on", true}, {"files=write,shell=full,network=on,desktop=off", false}} {
+		c := &Ceiling{Grant: mustGrant(t, tc.ceiling), Source: CeilingDefault}
+		a := analyzer(t, "verify", Facts{Ceiling: c})
+		req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
+		var alt *Alternative
+		for i, x := range req.Denials[0].Alternatives {
+			if x.ID == "d1.allow-unix" {
+				alt = &req.Denials[0].Alternatives[i]
+			}
+		}
+		if alt == nil || !slices.Equal(alt.Args, []string{"--allow-unix", sock}) || alt.WithinCeiling != tc.within {
+			t.Fatalf("ceiling %s: the allow-unix alternative is %+v, want --allow-unix %s within=%v", tc.ceiling, alt, sock, tc.within)
+		}
+		w, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-unix"}}, *c)
+		if !tc.within {
+			var ce *CeilingError
+			if !errors.As(err, &ce) {
+				t.Errorf("ceiling %s: approving beyond it: %v, want a CeilingError", tc.ceiling, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ceiling %s: %v", tc.ceiling, err)
+		}
+		if got := strings.Join(w.Args(), " "); got != "--grant "+mustGrant(t, "verify").Compact()+" --allow-unix "+sock || len(w.Unresolved) != 0 {
+			t.Errorf("ceiling %s: retry args %q, unresolved %v", tc.ceiling, got, w.Unresolved)
+		}
+		if o := w.Options(policy.Options{}); !slices.Equal(o.AllowUnix, []string{sock}) {
+			t.Errorf("ceiling %s: options %+v", tc.ceiling, o)
+		}
+		// Never picked by an approval that names nothing.
+		if slices.Contains(Narrowest(req, *c), "d1.allow-unix") {
+			t.Errorf("ceiling %s: Narrowest picks --allow-unix", tc.ceiling)
 		}
 	}
 }

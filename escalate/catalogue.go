@@ -26,6 +26,10 @@ const (
 	KindRoute = "route"
 	// KindAllowWrite adds one writable path (--allow-write PATH).
 	KindAllowWrite = "allow-write"
+	// KindAllowUnix adds one UNIX socket outside the sandbox the child may
+	// connect and send to (--allow-unix PATH): narrower than desktop=on,
+	// and bounded by the ceiling as desktop=on is.
+	KindAllowUnix = "allow-unix"
 	// KindGrant changes grant fields (--grant SPEC).
 	KindGrant = "grant"
 	// KindAskParent hands the decision to whoever started the run.
@@ -40,7 +44,7 @@ func kindRank(kind string) int {
 	switch kind {
 	case KindRoute:
 		return 0
-	case KindAllowWrite:
+	case KindAllowWrite, KindAllowUnix:
 		return 1
 	case KindGrant:
 		return 2
@@ -183,8 +187,11 @@ func (c *catalogue) check() error {
 		if a.Kind == KindGrant && len(a.Set) == 0 || len(a.Set) > 0 && a.Kind != KindGrant && a.Kind != KindRoute {
 			return fmt.Errorf("alternative %q: a grant alternative sets fields, and only it or a route may", a.ID)
 		}
-		if (a.Kind == KindAllowWrite) != (a.Path != "") {
-			return fmt.Errorf("alternative %q: an allow-write alternative names a path, and only it may", a.ID)
+		if (a.Kind == KindAllowWrite || a.Kind == KindAllowUnix) != (a.Path != "") {
+			return fmt.Errorf("alternative %q: an allow-write or allow-unix alternative names a path, and only it may", a.ID)
+		}
+		if a.Kind == KindAllowUnix && a.Path != "{path}" {
+			return fmt.Errorf("alternative %q: an allow-unix alternative names the denied socket ({path})", a.ID)
 		}
 		if a.Path != "" && !slices.Contains(pathPlaceholders, a.Path) {
 			return fmt.Errorf("alternative %q: path %q is not one of %v", a.ID, a.Path, pathPlaceholders)
