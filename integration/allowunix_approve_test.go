@@ -84,3 +84,29 @@ func findAlt(req *escalate.Request, id string) *escalate.Alternative {
 	}
 	return nil
 }
+
+// TestHandsDeathIsReported: a child may kill the hands process (it shares
+// the child's user and domain); every mediated call after that fails with
+// EPERM, and wrun says so after the run rather than leaving the failures
+// silent. The control binds and connects with the hands alive, and no
+// warning is printed.
+func TestHandsDeathIsReported(t *testing.T) {
+	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
+		t.Skip("the hands exist where UNIX sockets are mediated: through the stage, below Landlock ABI 9, with seccomp user notification")
+	}
+	ws := workspace(t)
+	const warning = "the hands process"
+	self := bins.probe + ` unix-self "$TMPDIR"`
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", self)
+	if r.code != 0 || strings.Contains(r.stderr, warning) {
+		t.Fatalf("control: a UNIX socket of the sandbox's own with the hands alive:\n%s", r)
+	}
+	kill := `for p in /proc/[0-9]*; do if tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^wrun:stage2 hands'; then kill -9 ${p#/proc/} && echo killed; fi; done; sleep 0.2; `
+	r = wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", kill+self)
+	if !strings.Contains(r.stdout, "killed") {
+		t.Fatalf("the child found no hands process to kill:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "EPERM") || !strings.Contains(r.stderr, warning) || !strings.Contains(r.stderr, "failed with EPERM") {
+		t.Errorf("after the hands died, want the call refused and a warning naming the hands:\n%s", r)
+	}
+}

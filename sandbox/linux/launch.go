@@ -220,6 +220,14 @@ wait:
 		if faults > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
 		}
+		if obs.med != nil {
+			// At the end of every run the hands dies with the sandbox's
+			// PID namespace, perhaps before close: only calls it failed
+			// say it died while the command ran.
+			if died, lost := obs.med.diedEarly(); died && lost > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the hands process, which makes the sandbox's UNIX socket connects, binds and addressed sends (and directories' setgid bits), ended during the run (a process of the sandbox may kill it: they share a user); %d such call(s) after that failed with EPERM", lost))
+			}
+		}
 		res.Observed = obs.observing
 	}
 	if aud != nil {

@@ -33,6 +33,12 @@ type mediator struct {
 	mu      sync.Mutex
 	pending map[uint64]chan handsAnswer
 	dead    bool
+	// closing: wrun ended the mediation (close); a hands gone before
+	// that died during the run, and lost counts the calls that failed
+	// for it.
+	closing bool
+	died    bool
+	lost    int
 }
 
 // handsAnswer is the hands' result for one call.
@@ -101,9 +107,13 @@ func (m *mediator) read() {
 	// every call waiting, and every call to come, fails.
 	m.mu.Lock()
 	m.dead = true
+	m.died = !m.closing
 	for id, ch := range m.pending {
 		ch <- handsAnswer{ret: -1, errno: unix.EPERM}
 		delete(m.pending, id)
+		if m.died {
+			m.lost++
+		}
 	}
 	m.mu.Unlock()
 }
@@ -111,6 +121,9 @@ func (m *mediator) read() {
 // close ends the mediation: the calls waiting fail, and the hands exits
 // when its socket closes (shut down first: that wakes the reader).
 func (m *mediator) close() {
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
 	_ = unix.Shutdown(m.fd, unix.SHUT_RDWR)
 	m.mu.Lock()
 	for !m.dead {
@@ -120,6 +133,15 @@ func (m *mediator) close() {
 	}
 	m.mu.Unlock()
 	unix.Close(m.fd)
+}
+
+// diedEarly reports whether the hands ended while the sandbox ran (not
+// because wrun closed the mediation), and how many mediated calls failed
+// with EPERM for it. Call it after close.
+func (m *mediator) diedEarly() (bool, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.died, m.lost
 }
 
 // request is one call for the hands.
@@ -138,6 +160,9 @@ func (m *mediator) call(r request) handsAnswer {
 	ch := make(chan handsAnswer, 1)
 	m.mu.Lock()
 	if m.dead {
+		if m.died {
+			m.lost++
+		}
 		m.mu.Unlock()
 		return handsAnswer{ret: -1, errno: unix.EPERM}
 	}
