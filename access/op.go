@@ -78,6 +78,11 @@ const (
 	// would run as its owner or group for any user after the run. (A
 	// directory's setgid bit, which only passes its group on, is made.)
 	RightSetID = "set_id"
+	// RightOpenat2 is calling openat2(2), answered ENOSYS under every
+	// grant: its flags and mode sit in memory a seccomp filter cannot
+	// read (a file could be created with setid bits); callers fall back to
+	// openat.
+	RightOpenat2 = "openat2"
 	// RightMetadata is changing a file's mode, owner, times or extended
 	// attributes, refused only on a read-only mount.
 	RightMetadata = "change_metadata"

@@ -48,6 +48,7 @@ const (
 	RightSignal          = access.RightSignal
 	RightMetadata        = access.RightMetadata
 	RightSetID           = access.RightSetID
+	RightOpenat2         = access.RightOpenat2
 )
 
 // A refused git push under shell=verify (see verify.PushRefusedHelper):

@@ -117,3 +117,33 @@ echo "plain $($P chmod f 0600)"
 		}
 	})
 }
+
+// TestOpenat2IsRecorded: openat2 is answered ENOSYS under the sandbox (the
+// filter cannot read its flags and mode), and the refusal is recorded as
+// an expected denial naming the path, so a test that needs openat2 does
+// not fail without a trace. The control opens the same path bare.
+func TestOpenat2IsRecorded(t *testing.T) {
+	ws := workspace(t)
+	target := filepath.Join(ws, "file")
+	mustWrite(t, target, "x")
+	if got := bare(t, runOpts{dir: ws}, "openat2", target); got != "ok" {
+		t.Skipf("openat2 does not work bare here: %s", got)
+	}
+	sumPath := filepath.Join(t.TempDir(), "summary.json")
+	sum, err := os.Create(sumPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sum.Close()
+	r := wrun(t, runOpts{dir: ws, files: []*os.File{sum}}, "--grant", "verify", "--json-fd", "3", "--", bins.probe, "openat2", target)
+	if !strings.HasPrefix(strings.TrimSpace(r.stdout), "err ENOSYS") {
+		t.Fatalf("openat2 under verify: %s, want ENOSYS", r)
+	}
+	if !bins.features.UserNotif {
+		return // no observer: nothing records it
+	}
+	b := mustRead(t, sumPath)
+	if !strings.Contains(b, `"right":"openat2"`) || !strings.Contains(b, `"path":"`+target+`"`) || !strings.Contains(b, "denials_expected") {
+		t.Errorf("the openat2 refusal is not recorded as an expected denial naming %s:\n%s", target, b)
+	}
+}

@@ -201,6 +201,11 @@ func (o *observer) run() {
 			}
 			return
 		}
+		if uint32(n.Data.Nr) == unix.SYS_OPENAT2 {
+			o.handleOpenat2(&n)
+			o.setBusy(-1)
+			continue
+		}
 		if sc, ok := setidCallOf(uint32(n.Data.Nr), n.Data.Args); ok {
 			// Setuid and setgid bits (setid.go): the hands may make a
 			// directory's S_ISGID, on a goroutine as a mediated call.

@@ -200,6 +200,10 @@ func argumentRules(spec seccompSpec) []bpf.Instruction {
 	if spec.Observe || spec.Mediate {
 		setid = bpf.RetConstant{Val: retNotify}
 	}
+	openat2 := bpf.RetConstant{Val: retENOSYS}
+	if spec.Observe {
+		openat2 = bpf.RetConstant{Val: retNotify}
+	}
 	loadNr := bpf.LoadAbsolute{Off: offNr, Size: 4}
 	arg := func(i int) bpf.Instruction { return bpf.LoadAbsolute{Off: uint32(offArgs + 8*i), Size: 4} }
 	// bitsAt: deny when argument i has any of bits.
@@ -240,8 +244,9 @@ func argumentRules(spec seccompSpec) []bpf.Instruction {
 		{unix.SYS_MKNODAT, setidAt(2)},
 		{unix.SYS_OPENAT, createMode(2, 3)},
 		// openat2 passes its mode in memory the filter cannot read; the C
-		// library's open never uses it.
-		{unix.SYS_OPENAT2, []bpf.Instruction{bpf.RetConstant{Val: retENOSYS}}},
+		// library's open never uses it. With the observer, it answers
+		// ENOSYS and records the refusal (setid.go).
+		{unix.SYS_OPENAT2, []bpf.Instruction{openat2}},
 	}
 	for _, c := range archArgumentCalls() {
 		if c.kind == "open" {

@@ -275,3 +275,21 @@ func (h *hands) chmodDir(base int, path []byte, flags uint32) (int, unix.Errno, 
 	}
 	return 0, 0, ""
 }
+
+// handleOpenat2 answers openat2, which the filter cannot check (its flags
+// and mode sit in memory, so a file could be created with setid bits):
+// ENOSYS, as on a kernel without it, so callers fall back to openat; and
+// the refusal is recorded, so a program that needs it is not left without
+// a reason. The path is read for the report only.
+func (o *observer) handleOpenat2(n *seccompNotif) {
+	pid := int(n.PID)
+	path := ""
+	if c, ok := o.calls[unix.SYS_OPENAT2]; ok && c.dirfd >= 0 && c.path >= 0 {
+		if p, err := readPath(procMemory(n.PID), int(int32(n.Data.Args[c.dirfd])), uintptr(n.Data.Args[c.path])); err == nil {
+			path = p
+		}
+	}
+	prog := programOf(pid)
+	o.answer(n.ID, -1, unix.ENOSYS)
+	o.recordAs(pid, prog, access.OpOpen, path, "", access.RightOpenat2)
+}

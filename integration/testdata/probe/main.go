@@ -354,6 +354,13 @@ func do(op string, args []string) error {
 			return fmt.Errorf("mode is %#o after chmod %#o", got, mode)
 		}
 		return nil
+	case "openat2":
+		// Open arg(0) read-only with openat2.
+		fd, err := unix.Openat2(unix.AT_FDCWD, arg(0), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
 	case "creat-setid":
 		// Create arg(0) with the setuid and setgid bits in one call.
 		syscall.Umask(0)
