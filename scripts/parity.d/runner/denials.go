@@ -63,7 +63,7 @@ func (s summary) all() []denial {
 // Verdicts on a difference.
 const (
 	verdictKeep    = "keep: a write into its own source tree, which verify keeps read-only"
-	verdictUnix    = "break: AF_UNIX socket, fixed by the unixsock work (issue 9)"
+	verdictUnix    = "break: a UNIX socket refused"
 	verdictBreak   = "break"
 	verdictNoTrace = "break: no denial recorded"
 	verdictFlaky   = "flaky: differed once, not again on fresh copies (not a break)"

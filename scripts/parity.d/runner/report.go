@@ -100,7 +100,7 @@ func writeReport(c config, reps []*report, pending []entry, total time.Duration)
 			brk++
 		}
 	}
-	w("**%d same result bare and under verify; %d true denials (writes into the source tree); %d breaks from AF_UNIX sockets (fixed by the unixsock work); %d other breaks; %d differed once but not on a second pair of runs (flaky); %d could not be prepared.**\n\n",
+	w("**%d same result bare and under verify; %d true denials (writes into the source tree); %d breaks from refused UNIX sockets; %d other breaks; %d differed once but not on a second pair of runs (flaky); %d could not be prepared.**\n\n",
 		same, keep, unix, brk, flaky, errs)
 
 	tele, teleProj := 0, 0
