@@ -111,8 +111,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
 		p.add(Rule{Path: d, Access: ReadFile | WriteExisting, Source: "grant", Why: "discarding output", Optional: true})
 	}
+	// Their ioctls read the entropy count (RNDGETENTCNT, which test
+	// suites call); every one that changes the pool needs CAP_SYS_ADMIN,
+	// which the child never has.
 	for _, d := range []string{"/dev/random", "/dev/urandom"} {
-		p.add(Rule{Path: d, Access: ReadFile, Source: "grant", Why: "random numbers", Optional: true})
+		p.add(Rule{Path: d, Access: ReadFile | IoctlDev, Source: "grant", Why: "random numbers", Optional: true})
 	}
 	p.add(Rule{Path: "/dev/tty", Access: Device, Source: "grant", Why: "the controlling terminal, for interactive use", Optional: true})
 	// New pseudo-terminals (shells, expect-style tests, pty libraries).

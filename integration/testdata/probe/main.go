@@ -354,6 +354,15 @@ func do(op string, args []string) error {
 			return fmt.Errorf("mode is %#o after chmod %#o", got, mode)
 		}
 		return nil
+	case "rndgetentcnt":
+		// Read the entropy count of arg(0) (/dev/random) with an ioctl.
+		fd, err := unix.Open(arg(0), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.IoctlGetInt(fd, unix.RNDGETENTCNT)
+		return err
 	case "openat2":
 		// Open arg(0) read-only with openat2.
 		fd, err := unix.Openat2(unix.AT_FDCWD, arg(0), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
