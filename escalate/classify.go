@@ -72,6 +72,8 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "signal-scope", "")
 	case RightSetID:
 		return a.finish(f, "setid-file", "")
+	case RightSendCredentials:
+		return a.finish(f, "unix-credentials-mediated", "")
 	case RightOpenat2:
 		return a.finish(f, "openat2-unchecked", "")
 	case RightGitPush:

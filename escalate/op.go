@@ -49,6 +49,7 @@ const (
 	RightMetadata        = access.RightMetadata
 	RightSetID           = access.RightSetID
 	RightOpenat2         = access.RightOpenat2
+	RightSendCredentials = access.RightSendCredentials
 )
 
 // A refused git push under shell=verify (see verify.PushRefusedHelper):

@@ -82,6 +82,8 @@ func verb(op, right string) string {
 		return "change the metadata of"
 	case RightSetID:
 		return "set the setuid or setgid bit on"
+	case RightSendCredentials:
+		return "send"
 	case RightOpenat2:
 		return "open with openat2"
 	case RightGitPush:

@@ -110,3 +110,35 @@ func TestHandsDeathIsReported(t *testing.T) {
 		t.Errorf("after the hands died, want the call refused and a warning naming the hands:\n%s", r)
 	}
 }
+
+// TestSCMCredentialsUnderMediation: SCM_CREDENTIALS cannot pass through
+// the mediation (the hands sends for the caller, and the kernel accepts
+// only the sender's own pid): the send fails, and the refusal is a denial
+// of its own (send_credentials) offering desktop=on, under which nothing
+// is mediated and the credentials arrive as sent. The control sends them
+// bare.
+func TestSCMCredentialsUnderMediation(t *testing.T) {
+	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
+		t.Skip("UNIX sockets are mediated through the stage, below Landlock ABI 9, with seccomp user notification")
+	}
+	ws := workspace(t)
+	if got := bare(t, runOpts{dir: ws}, "scm-creds"); got != "ok" {
+		t.Fatalf("control: SCM_CREDENTIALS bare: %s", got)
+	}
+	_, req, r := runJSON(t, runOpts{dir: ws}, "--grant", "verify", "--", bins.probe, "scm-creds")
+	if !strings.HasPrefix(strings.TrimSpace(r.stdout), "err EPERM") || req == nil {
+		t.Fatalf("SCM_CREDENTIALS under verify: want EPERM and a request:\n%s", r)
+	}
+	var found bool
+	for _, d := range req.Denials {
+		if d.Right == "send_credentials" && d.WithheldBy.Rule == "unix-credentials-mediated" {
+			found = findAlt(&escalate.Request{Denials: []escalate.DeniedAct{d}}, "desktop-on") != nil
+		}
+	}
+	if !found {
+		t.Errorf("no send_credentials denial offering desktop=on:\n%s", r)
+	}
+	if got := probe(t, runOpts{dir: ws}, "verify,desktop=on", "scm-creds"); got != "ok" {
+		t.Errorf("SCM_CREDENTIALS under verify,desktop=on: %s, want ok", got)
+	}
+}

@@ -210,6 +210,9 @@ type mediation struct {
 	pidfd int
 	mem   procMemory
 	taken []int
+	// creds: a message carried SCM_CREDENTIALS, which the kernel accepts
+	// only with the sender's own pid: the hands cannot send the caller's.
+	creds bool
 }
 
 // errnoError is a call's answer decided before the hands sees it.
@@ -292,6 +295,11 @@ func (o *observer) mediate(n *seccompNotif) {
 			op = "sendto"
 		}
 		o.recordAs(c.pid, prog, op, outside, "unix:"+outside, "connect_unix")
+	}
+	if errno == unix.EPERM && c.creds && outside == "" {
+		// The kernel refused the hands' send of the caller's credentials
+		// (their pid is not the hands'): the mediation's limit, reported.
+		o.recordAs(c.pid, programOf(c.pid), access.OpConnect, "", "SCM_CREDENTIALS", access.RightSendCredentials)
 	}
 }
 
@@ -507,6 +515,9 @@ func (c *mediation) control(r *request, ctrl []byte) error {
 				r.passed = append(r.passed, fd)
 			}
 		} else {
+			if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_CREDENTIALS {
+				c.creds = true
+			}
 			r.ctrl = append(r.ctrl, ctrl[:next]...)
 		}
 		ctrl = ctrl[next:]

@@ -363,6 +363,39 @@ func do(op string, args []string) error {
 		defer unix.Close(fd)
 		_, err = unix.IoctlGetInt(fd, unix.RNDGETENTCNT)
 		return err
+	case "scm-creds":
+		// Send this process's credentials (SCM_CREDENTIALS) over a stream
+		// socketpair and check what arrives.
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+			return err
+		}
+		uc := unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
+		if err := unix.Sendmsg(fds[1], []byte{1}, unix.UnixCredentials(&uc), nil, 0); err != nil {
+			return err
+		}
+		oob := make([]byte, 128)
+		_, oobn, _, _, err := unix.Recvmsg(fds[0], make([]byte, 1), oob, 0)
+		if err != nil {
+			return err
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) == 0 {
+			return fmt.Errorf("no credentials arrived (%v)", err)
+		}
+		got, err := unix.ParseUnixCredentials(&msgs[0])
+		if err != nil {
+			return err
+		}
+		if *got != uc {
+			return fmt.Errorf("credentials %+v arrived, want %+v", *got, uc)
+		}
+		return nil
 	case "openat2":
 		// Open arg(0) read-only with openat2.
 		fd, err := unix.Openat2(unix.AT_FDCWD, arg(0), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
