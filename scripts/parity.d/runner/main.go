@@ -22,6 +22,9 @@ type config struct {
 	corpus, out, wrun, user, cache, repo string
 	timeout                              time.Duration
 	only                                 *regexp.Regexp
+	// commit is the repository's commit when the run started (the wrun
+	// tested was built from it just before), not when a report is written.
+	commit string
 	keep                                 bool
 }
 
@@ -69,6 +72,7 @@ func main() {
 	if only != "" {
 		c.only = regexp.MustCompile(only)
 	}
+	c.commit = repoCommit(c.repo)
 	if err := runAll(c); err != nil {
 		fmt.Fprintln(os.Stderr, "parity:", err)
 		os.Exit(1)

@@ -53,14 +53,21 @@ func cmdVersion(name string, args ...string) string {
 	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
+// repoCommit names the repository's commit, and says so when the work
+// tree has uncommitted changes (the wrun built from it has them too).
+func repoCommit(repo string) string {
+	commit := strings.TrimSpace(cmdVersion("git", "-C", repo, "rev-parse", "--short", "HEAD"))
+	if out, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(out) > 0 {
+		commit += " (with uncommitted changes)"
+	}
+	return commit
+}
+
 func writeReport(c config, reps []*report, pending []entry, total time.Duration) error {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	kernel := strings.TrimSpace(cmdVersion("uname", "-sr"))
-	commit := strings.TrimSpace(cmdVersion("git", "-C", c.repo, "rev-parse", "--short", "HEAD"))
-	if out, err := exec.Command("git", "-C", c.repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(out) > 0 {
-		commit += " (with uncommitted changes)"
-	}
+	commit := c.commit
 	abi := strings.Join(strings.Fields(grepLine(cmdOutput(c.wrun, "doctor"), "andlock")), " ")
 	load, _ := os.ReadFile("/proc/loadavg")
 	w("%s\n", beginMark)
