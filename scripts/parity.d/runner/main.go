@@ -25,7 +25,7 @@ type config struct {
 	// commit is the repository's commit when the run started (the wrun
 	// tested was built from it just before), not when a report is written.
 	commit string
-	keep                                 bool
+	keep   bool
 }
 
 // side is one run of one project: bare or under verify.
