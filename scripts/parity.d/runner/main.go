@@ -22,6 +22,9 @@ type config struct {
 	corpus, out, wrun, user, cache, repo string
 	timeout                              time.Duration
 	only                                 *regexp.Regexp
+	// once: no second pair of runs to tell a flake from a difference
+	// (for a project whose sides take long); its verdict says so.
+	once bool
 	// commit is the repository's commit when the run started (the wrun
 	// tested was built from it just before), not when a report is written.
 	commit string
@@ -68,6 +71,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "per project and side")
 	flag.StringVar(&only, "only", "", "run only the entries whose name matches this regexp (the report then covers only them)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
+	flag.BoolVar(&c.once, "once", false, "run each side once: no second pair to tell a flake from a difference")
 	flag.Parse()
 	if only != "" {
 		c.only = regexp.MustCompile(only)
@@ -264,7 +268,9 @@ func (r *runner) project(e entry) *report {
 			rep.denials = append(rep.denials, d)
 		}
 	}
-	if rep.d.counts() {
+	if rep.d.counts() && r.c.once {
+		rep.verdict, rep.altOK = classify(rep.denials, verDir)
+	} else if rep.d.counts() {
 		// Once more each, on fresh copies, to tell a flake from a difference.
 		b2, v2 := filepath.Join(base, "bare2"), filepath.Join(base, "verify2")
 		if r.copyTree(prep, b2) == nil && r.copyTree(prep, v2) == nil {
