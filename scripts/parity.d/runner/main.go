@@ -389,11 +389,20 @@ func (r *runner) runSide(e entry, dir string, argv []string, verify bool) side {
 	start := time.Now()
 	// A temp dir of this side's own: tests that use fixed names under
 	// /tmp must not meet what another run (or another user) left there.
-	// Under verify wrun makes its private one inside it.
-	tmp := dir + ".tmp"
-	if _, errOut, code, _ := r.exec("/", env, time.Minute, nil, "mkdir", "-p", tmp); code != 0 {
-		s.err = "mkdir " + tmp + ": " + errOut
+	// Under verify wrun makes its private one inside it. It is short and
+	// under /tmp, as a user's TMPDIR is: a UNIX socket's path has at most
+	// 107 bytes, and wrun's private dir (wrun-UID/KEY-N) adds about 30, so
+	// a long base (the work directory's) failed binds under verify only.
+	tmp, err := os.MkdirTemp("/tmp", "wp-")
+	if err == nil {
+		err = os.Chown(tmp, r.uid, r.gid)
+	}
+	if err != nil {
+		s.err = "making a temp dir: " + err.Error()
 		return s
+	}
+	if !r.c.keep {
+		defer os.RemoveAll(tmp)
 	}
 	env = append(env, "TMPDIR="+tmp)
 	out, errOut, code, timedOut := r.execMerge(e.kind == "crate", dir, env, r.c.timeout, extra, argv...)
