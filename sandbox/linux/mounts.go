@@ -153,3 +153,106 @@ func sweep(pr policy.Protected) (bool, error) {
 	}
 	return true, unix.Unlinkat(dfd, base, 0)
 }
+
+// maskHidden covers each of paths (hidden paths, none inside another) with
+// an empty file or directory of mode 000 on a read-only tmpfs: the child,
+// which holds no capability, can neither read nor list it (EACCES, owner
+// or not), nor change, remove or unmount it (a read-only mount, a mount
+// point, no CAP_SYS_ADMIN, and seccomp refuses the mount calls). A path is
+// reached from / without following any symbolic link; one that no longer
+// exists hides nothing and is skipped. The tmpfs is attached at /proc
+// while the masks are cloned from it (a detached mount cannot be cloned
+// before Linux 6.15), then detached: call it before /proc is mounted.
+func maskHidden(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("masking hidden paths: fsopen tmpfs: %w", err)
+	}
+	defer unix.Close(fsfd)
+	if err := unix.FsconfigSetString(fsfd, "size", "4k"); err != nil {
+		return fmt.Errorf("masking hidden paths: fsconfig: %w", err)
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return fmt.Errorf("masking hidden paths: fsconfig create: %w", err)
+	}
+	mnt, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return fmt.Errorf("masking hidden paths: fsmount: %w", err)
+	}
+	defer unix.Close(mnt)
+	if err := unix.Mkdirat(mnt, "d", 0); err != nil {
+		return fmt.Errorf("masking hidden paths: %w", err)
+	}
+	f, err := unix.Openat(mnt, "f", unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("masking hidden paths: %w", err)
+	}
+	unix.Close(f)
+	for _, name := range []string{".", "d", "f"} {
+		mode := uint32(0)
+		if name == "." {
+			mode = 0o755
+		}
+		if err := unix.Fchmodat(mnt, name, mode, 0); err != nil {
+			return fmt.Errorf("masking hidden paths: %w", err)
+		}
+	}
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(mnt, "", unix.AT_EMPTY_PATH, &ro); err != nil {
+		return fmt.Errorf("masking hidden paths: mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, "/proc", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("masking hidden paths: attaching the masks' tmpfs: %w", err)
+	}
+	defer unix.Unmount("/proc", unix.MNT_DETACH)
+	for _, p := range paths {
+		if err := maskPath(p); err != nil {
+			return err
+		}
+	}
+	if err := unix.Unmount("/proc", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("masking hidden paths: detaching the masks' tmpfs: %w", err)
+	}
+	return nil
+}
+
+// maskPath binds the empty directory or file of the masks' tmpfs (at
+// /proc) over path.
+func maskPath(path string) error {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || path == "/" {
+		return fmt.Errorf("hiding %s: not a clean absolute path", path)
+	}
+	fd, err := openBeneath("/", path[1:], unix.O_PATH|unix.O_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // gone: nothing to hide
+	}
+	if err != nil {
+		return fmt.Errorf("hiding %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("hiding %s: %w", path, err)
+	}
+	src := "/proc/f"
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		src = "/proc/d"
+	case unix.S_IFLNK:
+		// It was no link when the plan was made: refuse rather than hide
+		// the wrong thing.
+		return fmt.Errorf("hiding %s: it became a symbolic link", path)
+	}
+	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("hiding %s: open_tree: %w", path, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("hiding %s: move_mount: %w", path, err)
+	}
+	return nil
+}

@@ -635,6 +635,7 @@ func (pl *Plan) platform() access.Platform {
 		TCPUnhandled: pl.ABI < 4,
 		UnixConfined: pl.ABI >= 9,
 		Installed:    pl.Rules,
+		MaskHidden:   pl.stage,
 	}
 	if pl.Features.MountNS || pl.Features.UserNS {
 		pf.Protection = access.ProtectMounted

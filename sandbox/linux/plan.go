@@ -4,6 +4,8 @@ package linux
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -26,6 +28,10 @@ type Plan struct {
 	// Sweep lists protected paths that must not come into existence; they
 	// are checked, and removed, after the run.
 	Sweep []policy.Protected `json:"-"`
+	// Masks are the hidden paths the stage covers with an empty file or
+	// directory the child can neither read nor list, none inside another;
+	// the other hidden paths are carved out of Rules.
+	Masks []policy.Hole `json:"-"`
 	// Create lists what wrun creates before the child starts.
 	Create  []creation `json:"-"`
 	seccomp seccompSpec
@@ -119,8 +125,18 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, but metadata outside the write scope is not restricted (chmod, utimes), and the child shares wrun's PID namespace: it sees every process in /proc, may signal the thread of wrun it was started from (ending wrun before its checks after the run), and processes it starts may survive a wrun killed with SIGKILL")
 	}
 
+	// Hidden paths: covered by a mask in the stage's view where one can
+	// cover them, otherwise carved out of the rules.
+	var holes []policy.Hole
+	for _, h := range p.Hidden {
+		if pl.stage && maskable(h, p.Rules) {
+			pl.Masks = append(pl.Masks, h)
+			continue
+		}
+		holes = append(holes, h)
+	}
+	pl.Masks = outermost(pl.Masks)
 	// Paths that must stay unwritable inside writable trees.
-	holes := append([]policy.Hole(nil), p.Hidden...)
 	for _, pr := range p.Protected {
 		switch {
 		case !pr.Exists && pr.Create == policy.CreateNone:
@@ -220,4 +236,45 @@ func (pl *Plan) Summary() string {
 		s = "DEGRADED: " + s
 	}
 	return s
+}
+
+// maskable reports whether the stage can hide h with a mask: no rule lies
+// at or beneath it (policy.Maskable), and it exists, is no symbolic link
+// and is reached without one, so the mask lands on what the policy names.
+// A hole that is missing or reached through a link is carved (its target
+// has a hole of its own, policy.resolveHoles).
+func maskable(h policy.Hole, rules []policy.Rule) bool {
+	if !policy.Maskable(h, rules) || h.Path == "/" || !filepath.IsAbs(h.Path) || filepath.Clean(h.Path) != h.Path {
+		return false
+	}
+	fi, err := os.Lstat(h.Path)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return false
+	}
+	dir := filepath.Dir(h.Path)
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && real == dir
+}
+
+// outermost sorts holes by path and drops those inside another: a mask
+// hides everything beneath it.
+func outermost(holes []policy.Hole) []policy.Hole {
+	sort.Slice(holes, func(i, j int) bool { return holes[i].Path < holes[j].Path })
+	var out []policy.Hole
+	for _, h := range holes {
+		if n := len(out); n > 0 && policy.Within(h.Path, out[n-1].Path) {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// maskPaths are the paths of the plan's masks, for the stage.
+func (pl *Plan) maskPaths() []string {
+	out := make([]string, len(pl.Masks))
+	for i, h := range pl.Masks {
+		out[i] = h.Path
+	}
+	return out
 }

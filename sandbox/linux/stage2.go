@@ -76,6 +76,9 @@ type stage2Spec struct {
 	// AllowUnix are the sockets outside the sandbox the hands may connect
 	// to (--allow-unix), when the restriction mediates.
 	AllowUnix []string `json:"allow_unix,omitempty"`
+	// Masks are the hidden paths the stage covers with an empty file or
+	// directory the child can neither read nor list (maskHidden).
+	Masks []string `json:"masks,omitempty"`
 	// RefuseAbstract: nothing scopes abstract UNIX addresses (no Landlock
 	// ABI 6 scope, no network namespace of the stage's), so the hands
 	// refuses to connect or send to one.
@@ -179,6 +182,7 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 	spec := stage2Spec{
 		Restriction: *pl.restriction(auditLog),
 		Writable:    pl.writable(),
+		Masks:       pl.maskPaths(),
 		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs:       len(c.ExtraFiles),
 		Interactive:    interactive,
@@ -581,7 +585,8 @@ func Stage2() {
 // makeView gives the stage's mount namespace the sandbox's view of the
 // file system: propagation to the host cut, every mount read-only and
 // nosuid except the writable paths (bound back read-write), the protected
-// paths bound read-only over themselves, and a /proc that shows only the
+// paths bound read-only over themselves, the hidden paths it can mask
+// covered (maskHidden), and a /proc that shows only the
 // sandbox's PID namespace. Mounts are made on file descriptors opened as
 // the Landlock rules open them, so no path is resolved twice and no link
 // a child planted earlier redirects one.
@@ -634,6 +639,9 @@ func makeView(spec *stage2Spec) error {
 		}
 	}
 	spec.Restriction.Mounts = nil // made: restrict has nothing left to mount
+	if err := maskHidden(spec.Masks); err != nil {
+		return err
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		// A user namespace may not mount proc where parts of /proc are
 		// masked (a container's). The support matrix holds other
