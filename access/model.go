@@ -79,7 +79,7 @@ type Model struct {
 	rules        []policy.Rule
 	installed    []policy.Rule
 	holes        []Hole
-	masked       []Hole // hidden paths covered by a mount (Platform.MaskHidden)
+	masked       []Hole             // hidden paths covered by a mount (Platform.MaskHidden)
 	readOnly     []policy.Protected // read-only mounts
 	pins         []policy.Protected // directories that cannot be renamed or removed
 	network      policy.Network
