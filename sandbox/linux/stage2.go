@@ -79,6 +79,10 @@ type stage2Spec struct {
 	// Masks are the hidden paths the stage covers with an empty file or
 	// directory the child can neither read nor list (maskHidden).
 	Masks []string `json:"masks,omitempty"`
+	// Views are the hidden directories covered, without Landlock, by a
+	// tmpfs holding only the rules beneath them (makeHoleView), deepest
+	// first.
+	Views []holeView `json:"views,omitempty"`
 	// RefuseAbstract: nothing scopes abstract UNIX addresses (no Landlock
 	// ABI 6 scope, no network namespace of the stage's), so the hands
 	// refuses to connect or send to one.
@@ -183,6 +187,7 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 		Restriction: *pl.restriction(auditLog),
 		Writable:    pl.writable(),
 		Masks:       pl.maskPaths(),
+		Views:       pl.Views,
 		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs:       len(c.ExtraFiles),
 		Interactive:    interactive,
@@ -641,6 +646,11 @@ func makeView(spec *stage2Spec) error {
 	spec.Restriction.Mounts = nil // made: restrict has nothing left to mount
 	if err := maskHidden(spec.Masks); err != nil {
 		return err
+	}
+	for _, v := range spec.Views {
+		if err := makeHoleView(v); err != nil {
+			return err
+		}
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		// A user namespace may not mount proc where parts of /proc are
