@@ -5,6 +5,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +62,42 @@ func TestEscapeHiddenPathsInAWritableTree(t *testing.T) {
 	// to their owner, outside the sandbox.
 	if _, err := os.Stat(filepath.Join(base, "ws", "vault", "inner")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHiddenPathsRefuseNotEmpty: reading a hidden file, opening a hidden
+// directory and reading a file inside it fail with EACCES, not an empty
+// read (a mask is an empty file: only its mode 000, which no capability of
+// the child's overrides, as root or in a user namespace, keeps it from
+// reading as empty). Carved rules (no namespaces) let the directory be
+// opened for listing. Control: the probe reads all three without wrun.
+func TestHiddenPathsRefuseNotEmpty(t *testing.T) {
+	base := escapeFixture(t)
+	mustWrite(t, filepath.Join(base, "ws", "sub", "key"), escapeSecret+"\n")
+	mustWrite(t, filepath.Join(base, "ws", "vault", "inner"), escapeSecret+"\n")
+	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+		t.Run(m.name, func(t *testing.T) {
+			m.usable(t)
+			F := freshCopy(t, base, m)
+			mustWrite(t, filepath.Join(F, "ws", ".wrun.toml"),
+				"[defaults]\nhide = [\""+filepath.Join(F, "ws", "sub", "key")+"\", \""+filepath.Join(F, "ws", "vault")+"\"]\n")
+			o := escapeOpts(F, m)
+			for _, rel := range []string{"sub/key", "vault/inner"} {
+				if got := bare(t, o, "read", rel); got != "ok" {
+					t.Fatalf("control: reading %s without wrun: %s", rel, got)
+				}
+			}
+			paths := []string{"sub/key", "vault", "vault/inner"}
+			if m.bestEffort {
+				// Carved rules keep listing a hidden directory.
+				paths = []string{"sub/key", "vault/inner"}
+			}
+			for _, rel := range paths {
+				got := probe(t, o, "write", "read", rel)
+				if !strings.HasPrefix(got, "err EACCES") {
+					t.Errorf("reading hidden %s: %q, want EACCES", rel, got)
+				}
+			}
+		})
 	}
 }
