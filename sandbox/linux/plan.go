@@ -235,9 +235,9 @@ func (pl *Plan) Summary() string {
 	}
 	switch {
 	case pl.stage && pl.viaUserNS:
-		parts = append(parts, "the stage: PID, IPC and mount namespaces in a user namespace (a read-only view, writable paths bound back)")
+		parts = append(parts, "the stage: PID, IPC and mount namespaces in a user namespace (a read-only view, writable paths bound back, hidden paths masked)")
 	case pl.stage:
-		parts = append(parts, "the stage: PID, IPC and mount namespaces (a read-only view, writable paths bound back)")
+		parts = append(parts, "the stage: PID, IPC and mount namespaces (a read-only view, writable paths bound back, hidden paths masked)")
 	default:
 		parts = append(parts, "no namespaces (SysV and POSIX IPC refused; see the notes)")
 	}
