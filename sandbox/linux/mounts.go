@@ -209,8 +209,13 @@ func maskHidden(paths []string) error {
 		return fmt.Errorf("masking hidden paths: attaching the masks' tmpfs: %w", err)
 	}
 	defer unix.Unmount("/proc", unix.MNT_DETACH)
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("masking hidden paths: %w", err)
+	}
+	defer unix.Close(root)
 	for _, p := range paths {
-		if err := maskPath(p); err != nil {
+		if err := maskPath(root, p); err != nil {
 			return err
 		}
 	}
@@ -221,14 +226,21 @@ func maskHidden(paths []string) error {
 }
 
 // maskPath binds the empty directory or file of the masks' tmpfs (at
-// /proc) over path.
-func maskPath(path string) error {
+// /proc) over path, reached from root (a descriptor of /) without
+// following any symbolic link.
+func maskPath(root int, path string) error {
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path || path == "/" {
 		return fmt.Errorf("hiding %s: not a clean absolute path", path)
 	}
-	fd, err := openBeneath("/", path[1:], unix.O_PATH|unix.O_NOFOLLOW)
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH}
+	fd, err := unix.Openat2(root, path[1:], &how)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // gone: nothing to hide
+	}
+	if errors.Is(err, unix.ELOOP) {
+		// None lay on the way when the plan was made: refuse rather than
+		// hide the wrong thing.
+		return fmt.Errorf("hiding %s: a symbolic link now lies on the way; refusing to follow it", path)
 	}
 	if err != nil {
 		return fmt.Errorf("hiding %s: %w", path, err)
