@@ -3,9 +3,11 @@
 package linux
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -128,5 +130,56 @@ func TestPlainRules(t *testing.T) {
 		if got := plainRules(tt.rules); got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestMaskHiddenRefusesLinks: a hidden path whose parent became a symbolic
+// link after the plan was made is refused, not masked where the link
+// leads (which would leave the real file readable); one that vanished is
+// skipped; the mask covers a real one. Run in a throwaway mount namespace,
+// as root.
+func TestMaskHiddenRefusesLinks(t *testing.T) {
+	if !probed().MountNS {
+		t.Skip("needs CAP_SYS_ADMIN (mount namespaces)")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"real/secret", "other/secret", "kept/secret"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("s"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "other"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	in := func(paths ...string) error {
+		return onThrowawayThread(func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+				return err
+			}
+			if err := enterMountNS(false); err != nil {
+				return err
+			}
+			if err := maskHidden(paths); err != nil {
+				return err
+			}
+			var st unix.Stat_t
+			if err := unix.Stat(filepath.Join(dir, "kept/secret"), &st); err != nil {
+				return err
+			}
+			if st.Size != 0 || st.Mode&0o777 != 0 {
+				return fmt.Errorf("kept/secret is not masked: size %d mode %o", st.Size, st.Mode&0o777)
+			}
+			return nil
+		})
+	}
+	if err := in(filepath.Join(dir, "kept/secret"), filepath.Join(dir, "gone/secret")); err != nil {
+		t.Fatalf("masking a real path beside a vanished one: %v", err)
+	}
+	err := in(filepath.Join(dir, "kept/secret"), filepath.Join(dir, "link/secret"))
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("a hidden path through a link: %v, want a refusal naming the link", err)
 	}
 }
