@@ -5,10 +5,13 @@ package policy
 // bound over the path, hides all of it. That holds when no rule lies at or
 // beneath h (a rule inside a hole is an explicit grant, which a mask would
 // take away: the readable places in the home directory, the devices in
-// /dev). Other holes are carved out of the rules (Carve). Maskable looks
-// at no file: whether the path exists, and is reached without symbolic
+// /dev), and when h withholds reading (a mask takes everything). Other
+// holes are carved out of the rules (Carve). Maskable looks at no file: whether the path exists, and is reached without symbolic
 // links, is the platform's to check.
 func Maskable(h Hole, rules []Rule) bool {
+	if h.Withheld&ReadFile == 0 {
+		return false
+	}
 	for _, r := range rules {
 		if Within(r.Path, h.Path) {
 			return false

@@ -17,8 +17,11 @@ func TestMaskable(t *testing.T) {
 		{"/dev", false},
 		{"/etc/shadow", true},
 	} {
-		if got := Maskable(Hole{Path: tc.path}, rules); got != tc.want {
+		if got := Maskable(Hole{Path: tc.path, Withheld: All &^ ReadDir}, rules); got != tc.want {
 			t.Errorf("Maskable(%s) = %v, want %v", tc.path, got, tc.want)
 		}
+	}
+	if Maskable(Hole{Path: "/etc/shadow", Withheld: Write}, rules) {
+		t.Error("a hole that withholds only writing is masked")
 	}
 }
