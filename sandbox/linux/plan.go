@@ -255,10 +255,13 @@ func (pl *Plan) Summary() string {
 // at or beneath it (policy.Maskable), and it exists, is no symbolic link
 // and is reached without one, so the mask lands on what the policy names.
 // A hole that is missing or reached through a link is carved (its target
-// has a hole of its own, policy.resolveHoles).
+// has a hole of its own, policy.resolveHoles), and so is one in /proc.
 func maskable(h policy.Hole, rules []policy.Rule) bool {
 	if !policy.Maskable(h, rules) || h.Path == "/" || !filepath.IsAbs(h.Path) || filepath.Clean(h.Path) != h.Path {
 		return false
+	}
+	if policy.Within(h.Path, "/proc") {
+		return false // the stage mounts a /proc of its own after the masks
 	}
 	fi, err := os.Lstat(h.Path)
 	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
