@@ -55,6 +55,12 @@ type Platform struct {
 	// Carve could not list and a symbolic link among the siblings get what
 	// the kernel gives them. The holes still name the cause of a denial.
 	Installed []policy.Rule
+	// MaskHidden: hidden paths with no rule at or beneath them
+	// (policy.Maskable) are covered by a mount the child can neither read
+	// nor list (the stage's mount namespace), rather than carved out of
+	// the rules: everything at and beneath them is denied, listing too,
+	// and the directories above them keep their rights.
+	MaskHidden bool
 }
 
 // Hole is a path whose rights are withheld from the rules above it.
@@ -73,6 +79,7 @@ type Model struct {
 	rules        []policy.Rule
 	installed    []policy.Rule
 	holes        []Hole
+	masked       []Hole             // hidden paths covered by a mount (Platform.MaskHidden)
 	readOnly     []policy.Protected // read-only mounts
 	pins         []policy.Protected // directories that cannot be renamed or removed
 	network      policy.Network
@@ -94,6 +101,11 @@ func New(p *policy.Policy, pf Platform) *Model {
 		unhandled: pf.Unhandled & policy.All, tcpUnhandled: pf.TCPUnhandled, unixConfined: pf.UnixConfined,
 	}
 	for _, h := range p.Hidden {
+		if pf.MaskHidden && policy.Maskable(h, p.Rules) {
+			h.Withheld = policy.All // a mask cannot be listed either
+			m.masked = append(m.masked, Hole{Hole: h})
+			continue
+		}
 		m.holes = append(m.holes, Hole{Hole: h})
 	}
 	for _, pr := range p.Protected {
@@ -126,6 +138,16 @@ func (m *Model) With(rules []policy.Rule, holes []Hole) *Model {
 		c.installed = append(slices.Clone(m.installed), rules...)
 	}
 	c.holes = append(slices.Clone(m.holes), holes...)
+	c.masked = slices.DeleteFunc(slices.Clone(m.masked), func(h Hole) bool {
+		// A wider rule at or beneath a masked path opens it (the platform
+		// would carve it instead).
+		return slices.ContainsFunc(rules, func(r policy.Rule) bool { return policy.Within(r.Path, h.Path) })
+	})
+	for _, h := range m.masked {
+		if !slices.ContainsFunc(c.masked, func(k Hole) bool { return k.Path == h.Path }) {
+			c.holes = append(c.holes, h)
+		}
+	}
 	return &c
 }
 
@@ -147,9 +169,19 @@ func (m *Model) Granted(path string) policy.Access {
 	return acc
 }
 
-// Holes returns the holes: the hidden paths, and the protected paths when
-// they are carved.
-func (m *Model) Holes() []Hole { return slices.Clone(m.holes) }
+// Holes returns the holes: the hidden paths (masked or carved), and the
+// protected paths when they are carved.
+func (m *Model) Holes() []Hole { return append(slices.Clone(m.masked), m.holes...) }
+
+// maskAt returns the masked hidden path that path (clean) lies in, if any.
+func (m *Model) maskAt(path string) *Hole {
+	for i := range m.masked {
+		if policy.Within(path, m.masked[i].Path) {
+			return &m.masked[i]
+		}
+	}
+	return nil
+}
 
 // ReadOnlyAt returns the read-only mount path lies in, if any.
 func (m *Model) ReadOnlyAt(path string) (policy.Protected, bool) {
@@ -186,6 +218,9 @@ func (m *Model) free() policy.Access {
 func (m *Model) rights(path string) policy.Access {
 	// A rule holds only the rights the kernel handles (refer too: a rule
 	// cannot grant what the kernel does not know).
+	if m.maskAt(path) != nil {
+		return 0 // a mask is an empty, read-only mount of mode 000
+	}
 	return m.ruled(path)&^m.unhandled | m.free()
 }
 
@@ -193,6 +228,9 @@ func (m *Model) rights(path string) policy.Access {
 // withhold (see rights).
 func (m *Model) ruled(path string) policy.Access {
 	var acc policy.Access
+	if m.maskAt(path) != nil {
+		return 0 // covered by a mask: no rule lies beneath it
+	}
 	if m.installed != nil {
 		for _, r := range m.installed {
 			if policy.Within(path, r.Path) {
@@ -242,6 +280,9 @@ func (m *Model) pinAt(path string) *policy.Protected {
 func (m *Model) cause(at string, miss policy.Access) Cause {
 	if miss == policy.Refer && m.restricts() && m.unhandled&policy.Refer != 0 {
 		return Cause{Kind: CauseKernel}
+	}
+	if h := m.maskAt(at); h != nil {
+		return Cause{Kind: CauseHole, Path: h.Path, Why: h.Why}
 	}
 	for _, h := range m.holes {
 		if h.Withheld&miss != 0 && policy.Within(at, h.Path) {
@@ -318,6 +359,11 @@ func (m *Model) Check(op Op) []Missing {
 			right := removeRight(dir)
 			out = append(out, Missing{Path: path, Right: right.String(), Access: right, Reason: "mount point",
 				Cause: Cause{Kind: CauseMountPoint, Path: pr.Path, Why: pr.Why}})
+		} else if h := m.maskAt(path); h != nil && h.Path == path {
+			// A mask is a mount point too; a hidden path keeps its cause.
+			right := removeRight(dir)
+			out = append(out, Missing{Path: path, Right: right.String(), Access: right, Reason: "mount point",
+				Cause: Cause{Kind: CauseHole, Path: h.Path, Why: h.Why}})
 		}
 	}
 	parent := filepath.Dir

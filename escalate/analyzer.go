@@ -104,7 +104,8 @@ func (a *Analyzer) argv() []string { return a.facts.Argv }
 
 // platform is what the access model needs to know of the platform.
 func (f Facts) platform() access.Platform {
-	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined}
+	// Where protected paths are mounted, the stage masks hidden paths too.
+	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectMounted}
 }
 
 // Check returns the rights op lacks under the policy, one Missing per path

@@ -282,11 +282,15 @@ func TestEscapeUnixSocketsKeepBackground(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("wrun: %s", r)
 	}
-	for i := 0; i < 100 && !exists(out); i++ {
+	// The shell makes the file before the probe starts: wait for what
+	// the probe writes (a loaded machine takes its time to start it).
+	var b []byte
+	for i := 0; i < 200 && len(b) == 0; i++ {
 		time.Sleep(50 * time.Millisecond)
+		b, _ = os.ReadFile(out)
 	}
 	time.Sleep(100 * time.Millisecond)
-	b, _ := os.ReadFile(out)
+	b, _ = os.ReadFile(out)
 	if s.reached() {
 		t.Errorf("a background process reached the socket outside after wrun exited: %s", b)
 	}

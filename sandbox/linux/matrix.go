@@ -126,6 +126,7 @@ const (
 	mechSeccomp   = "seccomp"
 	mechFreshProc = "own /proc"
 	mechMediation = "socket mediation"
+	mechMasks     = "masks"
 )
 
 // enableUserNS is what a user can do where user namespaces are missing.
@@ -136,6 +137,7 @@ func protections() []Protection {
 	return []Protection{
 		{"files.write", "files", "no write outside the write scope"},
 		{"files.hidden", "files", "no read of hidden paths (the home directory's secrets, other users' private files)"},
+		{"files.plain", "files", "no symbolic link or FIFO planted where later unsandboxed runs write (build outputs, git refs)"},
 		{"files.truncate", "files", "no truncation outside the write scope"},
 		{"files.metadata", "files", "no chmod, chown, utimes or xattr change outside the write scope"},
 		{"files.protected", "files", "protected paths inside writable trees stay unwritable (.git/config, hooks, start-up files)"},
@@ -155,6 +157,8 @@ func applies(p Protection, g grant.Grant) bool {
 	switch p.Key {
 	case "files.create":
 		return g.Files == grant.FilesWrite
+	case "files.plain":
+		return g.Shell >= grant.ShellVerify
 	case "network.off":
 		return g.Network == grant.NetworkOff
 	case "desktop.unix", "desktop.abstract":
@@ -175,8 +179,19 @@ func (e Env) Hold(key string, g grant.Grant, n Need) Cell {
 		return cellOf(mechIf(ll, mechLandlock), mechIf(stage, mechView),
 			"Landlock or a mount namespace")
 	case "files.hidden":
+		switch {
+		case ll && stage:
+			return Cell{By: []string{mechMasks, mechLandlock}, Note: "a hidden path with no granted path beneath it is covered by an empty mount of mode 000; the others (the home directory, /dev) are carved out of the Landlock rules"}
+		case stage:
+			return Cell{By: []string{mechMasks}, Note: "a hidden path is covered by an empty mount of mode 000, or, where granted paths lie beneath it (the home directory, /dev), by a read-only tmpfs holding only those (listing it shows only them)"}
+		}
 		return cellOf(mechIf(ll, mechLandlock), "",
-			abiName(1)+": without Landlock hidden paths are readable (the mount view does not cover them); Landlock must be built in (CONFIG_SECURITY_LANDLOCK) and listed in the lsm= boot parameter")
+			abiName(1)+" or a mount namespace: without either hidden paths are readable; Landlock must be built in (CONFIG_SECURITY_LANDLOCK) and listed in the lsm= boot parameter")
+	case "files.plain":
+		if ll {
+			return Cell{By: []string{mechLandlock}}
+		}
+		return Cell{By: []string{mechSeccomp}, Note: "symbolic links and FIFOs cannot be made anywhere (TMPDIR included); a pathname socket can still be bound there (a later run's write to it fails, nothing is redirected)"}
 	case "files.truncate":
 		return cellOf(mechIf(r.FS&llTruncate != 0, mechLandlock), mechIf(stage, mechView),
 			abiName(3)+" or the read-only view of a mount namespace")

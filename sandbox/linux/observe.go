@@ -655,6 +655,7 @@ func (pl *Plan) platform() access.Platform {
 		TCPUnhandled: pl.ABI < 4,
 		UnixConfined: pl.ABI >= 9,
 		Installed:    pl.Rules,
+		MaskHidden:   pl.stage,
 	}
 	if pl.stage {
 		// The stage's own /dev/pts and /dev/shm (pts.go), opened there.
@@ -662,6 +663,13 @@ func (pl *Plan) platform() access.Platform {
 	}
 	if pl.Features.MountNS || pl.Features.UserNS {
 		pf.Protection = access.ProtectMounted
+	}
+	if pl.stage && pl.ABI == 0 {
+		// Without Landlock the stage's view enforces the rules: read-only
+		// but for the writable paths, the hidden paths covered (the
+		// simulated holes stand for the views, Rules are not carved).
+		// Device ioctls it does not restrict.
+		pf.Unhandled, pf.Installed = policy.IoctlDev, nil
 	}
 	return pf
 }

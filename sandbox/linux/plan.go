@@ -4,6 +4,9 @@ package linux
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +29,14 @@ type Plan struct {
 	// Sweep lists protected paths that must not come into existence; they
 	// are checked, and removed, after the run.
 	Sweep []policy.Protected `json:"-"`
+	// Masks are the hidden paths the stage covers with an empty file or
+	// directory the child can neither read nor list, none inside another;
+	// the other hidden paths are carved out of Rules.
+	Masks []policy.Hole `json:"-"`
+	// Views are the hidden directories the stage covers, without
+	// Landlock, with a read-only tmpfs holding only the rules beneath
+	// them (deepest first).
+	Views []holeView `json:"-"`
 	// Create lists what wrun creates before the child starts.
 	Create  []creation `json:"-"`
 	seccomp seccompSpec
@@ -115,12 +126,25 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl.viaUserNS = pl.stage && !f.MountNS
 	pl.planUnix(f, offered)
 	pl.seccomp.IsolatedIPC = pl.stage
+	// Without Landlock, links and FIFOs are kept out of the places later
+	// unsandboxed runs write into by refusing them everywhere.
+	pl.seccomp.DenyPlant = pl.ABI == 0 && plainRules(p.Rules)
 	if !pl.stage {
 		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, but metadata outside the write scope is not restricted (chmod, utimes), and the child shares wrun's PID namespace: it sees every process in /proc, may signal the thread of wrun it was started from (ending wrun before its checks after the run), and processes it starts may survive a wrun killed with SIGKILL")
 	}
 
+	// Hidden paths: covered by a mask in the stage's view where one can
+	// cover them, otherwise carved out of the rules.
+	var holes []policy.Hole
+	for _, h := range p.Hidden {
+		if pl.stage && maskable(h, p.Rules) {
+			pl.Masks = append(pl.Masks, h)
+			continue
+		}
+		holes = append(holes, h)
+	}
+	pl.Masks = outermost(pl.Masks)
 	// Paths that must stay unwritable inside writable trees.
-	holes := append([]policy.Hole(nil), p.Hidden...)
 	for _, pr := range p.Protected {
 		switch {
 		case !pr.Exists && pr.Create == policy.CreateNone:
@@ -156,6 +180,11 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 		if r.Create != policy.CreateNone {
 			pl.Create = append(pl.Create, creation{Path: r.Path, Dir: r.Create == policy.CreateDir, Beneath: r.Beneath})
 		}
+	}
+	if pl.stage && pl.ABI == 0 {
+		// No Landlock to carve the hidden directories that rules reach
+		// into: the stage covers them with views (holeViews).
+		pl.Views, holes = holeViews(holes, p.Rules), nil
 	}
 	rules, notes := policy.Carve(p.Rules, holes, policy.OSLister)
 	pl.Rules = rules
@@ -206,9 +235,9 @@ func (pl *Plan) Summary() string {
 	}
 	switch {
 	case pl.stage && pl.viaUserNS:
-		parts = append(parts, "the stage: PID, IPC and mount namespaces in a user namespace (a read-only view, writable paths bound back)")
+		parts = append(parts, "the stage: PID, IPC and mount namespaces in a user namespace (a read-only view, writable paths bound back, hidden paths masked)")
 	case pl.stage:
-		parts = append(parts, "the stage: PID, IPC and mount namespaces (a read-only view, writable paths bound back)")
+		parts = append(parts, "the stage: PID, IPC and mount namespaces (a read-only view, writable paths bound back, hidden paths masked)")
 	default:
 		parts = append(parts, "no namespaces (SysV and POSIX IPC refused; see the notes)")
 	}
@@ -220,4 +249,122 @@ func (pl *Plan) Summary() string {
 		s = "DEGRADED: " + s
 	}
 	return s
+}
+
+// maskable reports whether the stage can hide h with a mask: no rule lies
+// at or beneath it (policy.Maskable), and it exists, is no symbolic link
+// and is reached without one, so the mask lands on what the policy names.
+// A hole that is missing or reached through a link is carved (its target
+// has a hole of its own, policy.resolveHoles), and so is one in /proc.
+func maskable(h policy.Hole, rules []policy.Rule) bool {
+	if !policy.Maskable(h, rules) || h.Path == "/" || !filepath.IsAbs(h.Path) || filepath.Clean(h.Path) != h.Path {
+		return false
+	}
+	if policy.Within(h.Path, "/proc") {
+		return false // the stage mounts a /proc of its own after the masks
+	}
+	fi, err := os.Lstat(h.Path)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return false
+	}
+	dir := filepath.Dir(h.Path)
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && real == dir
+}
+
+// outermost sorts holes by path and drops those inside another: a mask
+// hides everything beneath it.
+func outermost(holes []policy.Hole) []policy.Hole {
+	sort.Slice(holes, func(i, j int) bool { return holes[i].Path < holes[j].Path })
+	var out []policy.Hole
+	for _, h := range holes {
+		if n := len(out); n > 0 && policy.Within(h.Path, out[n-1].Path) {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// maskPaths are the paths of the plan's masks, for the stage.
+func (pl *Plan) maskPaths() []string {
+	out := make([]string, len(pl.Masks))
+	for i, h := range pl.Masks {
+		out[i] = h.Path
+	}
+	return out
+}
+
+// holeViews are the views that hide, without Landlock, the hidden
+// directories rules reach into: each existing directory among holes that
+// a rule lies beneath, keeping those rules and the views inside it, deepest
+// first so that a view is made before the one that keeps it. A hole that
+// is missing, no directory or reached through a symbolic link gets none
+// (its target, where it has one, is a hole of its own).
+func holeViews(holes []policy.Hole, rules []policy.Rule) []holeView {
+	var paths []string
+	for _, h := range holes {
+		if policy.Maskable(h, rules) || !filepath.IsAbs(h.Path) || filepath.Clean(h.Path) != h.Path || h.Path == "/" {
+			continue
+		}
+		if fi, err := os.Lstat(h.Path); err != nil || !fi.IsDir() {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(h.Path); err != nil || real != h.Path {
+			continue
+		}
+		if !slices.Contains(paths, h.Path) {
+			paths = append(paths, h.Path)
+		}
+	}
+	// Deepest first.
+	sort.Slice(paths, func(i, j int) bool {
+		if di, dj := strings.Count(paths[i], "/"), strings.Count(paths[j], "/"); di != dj {
+			return di > dj
+		}
+		return paths[i] < paths[j]
+	})
+	var views []holeView
+	for _, p := range paths {
+		var keep []fsRule
+		for _, r := range rules {
+			if r.Path != p && policy.Within(r.Path, p) {
+				keep = append(keep, fsRule{Path: r.Path, Access: toLandlock(r.Access), Optional: r.Optional, NoFollow: r.NoFollow, Beneath: r.Beneath})
+			}
+		}
+		for _, v := range views {
+			if v.Path != p && policy.Within(v.Path, p) {
+				keep = append(keep, fsRule{Path: v.Path, NoFollow: true})
+			}
+		}
+		sort.Slice(keep, func(i, j int) bool { return keep[i].Path < keep[j].Path })
+		var kept []fsRule
+		for _, k := range keep {
+			if n := len(kept); n > 0 && policy.Within(k.Path, kept[n-1].Path) {
+				if k.Path == kept[n-1].Path {
+					kept[n-1].Optional = kept[n-1].Optional && k.Optional
+				}
+				continue
+			}
+			kept = append(kept, k)
+		}
+		views = append(views, holeView{Path: p, Keep: kept})
+	}
+	return views
+}
+
+// plainRules reports whether a rule lets the child create files in a
+// place but not plant symbolic links or FIFOs there (policy.ReadWritePlain)
+// and no rule above it allows them.
+func plainRules(rules []policy.Rule) bool {
+	const plant = policy.MakeSym | policy.MakeFifo
+	for _, r := range rules {
+		if r.Access&policy.MakeReg == 0 || r.Access&plant == plant {
+			continue
+		}
+		if !slices.ContainsFunc(rules, func(o policy.Rule) bool { return o.Access&plant == plant && policy.Within(r.Path, o.Path) }) {
+			return true
+		}
+	}
+	return false
 }

@@ -33,6 +33,10 @@ type seccompSpec struct {
 	// Without it those calls are refused: Landlock has no hook for them,
 	// and they would reach other processes' segments and queues.
 	IsolatedIPC bool `json:"isolated_ipc,omitempty"`
+	// DenyPlant: no symbolic link, FIFO or socket node may be made with
+	// symlink or mknod, anywhere. Without Landlock nothing else keeps them
+	// out of the places later unsandboxed runs write (ReadWritePlain).
+	DenyPlant bool `json:"deny_plant,omitempty"`
 }
 
 // Offsets into struct seccomp_data. Arguments are 64-bit; the kernel
@@ -123,6 +127,9 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 	prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IOCTL, SkipFalse: uint8(len(ioctl))})
 	prog = append(prog, ioctl...)
 	prog = append(prog, argumentRules(spec)...)
+	if spec.DenyPlant {
+		prog = append(prog, plantRules()...)
+	}
 	// socket: by family.
 	if spec.DenyInet || spec.DenyUnix {
 		deny := deny
@@ -325,4 +332,30 @@ func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
 		return -1, nil
 	}
 	return int(fd), nil
+}
+
+// plantRules refuses (EPERM) making symbolic links, and FIFOs or socket
+// nodes with mknod (regular files and devices fall through: the latter
+// need a capability the child lacks). The accumulator holds the system
+// call number on entry and on exit.
+func plantRules() []bpf.Instruction {
+	deny := bpf.RetConstant{Val: retEPERM}
+	calls := append([]argumentCall{{nr: unix.SYS_SYMLINKAT, kind: "link", mode: -1}, {nr: unix.SYS_MKNODAT, kind: "mode", mode: 2}}, archPlantCalls()...)
+	var prog []bpf.Instruction
+	for _, c := range calls {
+		if c.mode < 0 {
+			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: c.nr, SkipFalse: 1}, deny)
+			continue
+		}
+		code := []bpf.Instruction{
+			bpf.LoadAbsolute{Off: uint32(offArgs + 8*c.mode), Size: 4},
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: unix.S_IFMT},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.S_IFIFO, SkipFalse: 1}, deny,
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.S_IFSOCK, SkipFalse: 1}, deny,
+			bpf.LoadAbsolute{Off: offNr, Size: 4},
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: c.nr, SkipFalse: uint8(len(code))})
+		prog = append(prog, code...)
+	}
+	return prog
 }

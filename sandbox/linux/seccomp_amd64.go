@@ -23,3 +23,9 @@ func archArgumentCalls() []argumentCall {
 		{nr: unix.SYS_CREAT, kind: "mode", mode: 1},
 	}
 }
+
+// archPlantCalls are x86-64's legacy calls that make a symbolic link
+// (mode < 0) or a node of the type in its mode argument.
+func archPlantCalls() []argumentCall {
+	return []argumentCall{{nr: unix.SYS_SYMLINK, kind: "link", mode: -1}, {nr: unix.SYS_MKNOD, kind: "mode", mode: 1}}
+}

@@ -76,6 +76,13 @@ type stage2Spec struct {
 	// AllowUnix are the sockets outside the sandbox the hands may connect
 	// to (--allow-unix), when the restriction mediates.
 	AllowUnix []string `json:"allow_unix,omitempty"`
+	// Masks are the hidden paths the stage covers with an empty file or
+	// directory the child can neither read nor list (maskHidden).
+	Masks []string `json:"masks,omitempty"`
+	// Views are the hidden directories covered, without Landlock, by a
+	// tmpfs holding only the rules beneath them (makeHoleView), deepest
+	// first.
+	Views []holeView `json:"views,omitempty"`
 	// RefuseAbstract: nothing scopes abstract UNIX addresses (no Landlock
 	// ABI 6 scope, no network namespace of the stage's), so the hands
 	// refuses to connect or send to one.
@@ -179,6 +186,8 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 	spec := stage2Spec{
 		Restriction: *pl.restriction(auditLog),
 		Writable:    pl.writable(),
+		Masks:       pl.maskPaths(),
+		Views:       pl.Views,
 		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs:       len(c.ExtraFiles),
 		Interactive:    interactive,
@@ -584,7 +593,8 @@ func Stage2() {
 // makeView gives the stage's mount namespace the sandbox's view of the
 // file system: propagation to the host cut, every mount read-only and
 // nosuid except the writable paths (bound back read-write), the protected
-// paths bound read-only over themselves, and a /proc that shows only the
+// paths bound read-only over themselves, the hidden paths it can mask
+// covered (maskHidden), and a /proc that shows only the
 // sandbox's PID namespace. Mounts are made on file descriptors opened as
 // the Landlock rules open them, so no path is resolved twice and no link
 // a child planted earlier redirects one.
@@ -637,6 +647,14 @@ func makeView(spec *stage2Spec) error {
 		}
 	}
 	spec.Restriction.Mounts = nil // made: restrict has nothing left to mount
+	if err := maskHidden(spec.Masks); err != nil {
+		return err
+	}
+	for _, v := range spec.Views {
+		if err := makeHoleView(v); err != nil {
+			return err
+		}
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		// A user namespace may not mount proc where parts of /proc are
 		// masked (a container's). The support matrix holds other
