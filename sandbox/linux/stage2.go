@@ -470,9 +470,14 @@ func Stage2() {
 			if !r.Filter.Mediate {
 				return nil
 			}
+			// Shielded, the command cannot reach the hands while it
+			// starts: it need not be waited for.
+			shield := canShieldHands(r)
 			var err error
-			hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract)
-			return err
+			if hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract, !shield); err != nil || !shield {
+				return err
+			}
+			return shieldFromHands()
 		})
 		if err != nil {
 			lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
