@@ -60,6 +60,14 @@ func MarkInheritedFDsCloseOnExec() error {
 // command has exited and, unless KeepBackground is set, every process it
 // left behind has been ended.
 func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
+	return RunStaged(pl, c, nil)
+}
+
+// RunStaged is Run with a stage started ahead of the plan (StartStage),
+// which it uses when the plan needs one of its shape and abandons
+// otherwise; ps may be nil.
+func RunStaged(pl *Plan, c sandbox.Command, ps *Prestage) (sandbox.Result, error) {
+	defer ps.Abandon()
 	if len(c.Argv) == 0 {
 		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: errors.New("no command")}
 	}
@@ -90,7 +98,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		// The stage restricts a thread of its own and forks the command
 		// from it: no thread of wrun is in the child's sandbox, and the
 		// child cannot see wrun (another PID namespace).
-		go launchStage(pl, c, interactive, aud != nil, started, stageDone)
+		startStage(ps, &stageReq{pl: pl, c: c, interactive: interactive, auditLog: aud != nil, started: started, done: stageDone})
 	} else {
 		if err := makeUndumpable(); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
