@@ -73,3 +73,87 @@ func TestShieldFromHands(t *testing.T) {
 		{name: "shielded/signal", abi: 6, landlock: scoped, op: reach(true, "signal"), want: unix.EPERM},
 	})
 }
+
+// TestMediationBeforeAndWithoutHands: the stage no longer waits for the
+// hands, so wrun's first request may come before the hands serves: it
+// waits in the socket and is answered once the hands runs (the real
+// hands code, started late). Without a hands (it died, or never started)
+// the same call is refused with EPERM, never performed, and counted for
+// the run's report.
+func TestMediationBeforeAndWithoutHands(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/s.sock"
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ln)
+	if err := unix.Bind(ln, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(ln, 8); err != nil {
+		t.Fatal(err)
+	}
+	addr := append([]byte{0, 0}, path...)
+	addr = append(addr, 0)
+	addr[0], addr[1] = byte(unix.AF_UNIX), byte(unix.AF_UNIX>>8)
+	connect := func(m *mediator) (handsAnswer, int) {
+		s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(s) })
+		return m.call(request{op: handsConnect, sock: s, cwd: -1, addr: addr}), s
+	}
+	pair := func() [2]int {
+		p, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]int{p[0], p[1]}
+	}
+
+	t.Run("hands starts late", func(t *testing.T) {
+		p := pair()
+		m := newMediator(p[0])
+		defer m.close()
+		h := &hands{fd: p[1], allowed: []string{path}, bound: map[unixID]boundSock{}}
+		go func() {
+			// The request is in the socket before the hands serves.
+			fds := []unix.PollFd{{Fd: int32(p[1]), Events: unix.POLLIN}}
+			for {
+				if n, err := unix.Poll(fds, -1); n == 1 || (err != nil && err != unix.EINTR) {
+					break
+				}
+			}
+			h.serve()
+		}()
+		a, s := connect(m)
+		if a.ret != 0 || a.errno != 0 {
+			t.Fatalf("the call made before the hands served: ret %d, %v", a.ret, a.errno)
+		}
+		if _, err := unix.Getpeername(s); err != nil {
+			t.Fatalf("the socket is not connected: %v", err)
+		}
+		if n := m.unreached.Load(); n != 0 {
+			t.Fatalf("%d calls counted as unreached", n)
+		}
+		unix.Close(p[1])
+	})
+	t.Run("hands gone", func(t *testing.T) {
+		p := pair()
+		unix.Close(p[1]) // the hands ended (or never ran)
+		m := newMediator(p[0])
+		defer m.close()
+		a, s := connect(m)
+		if a.errno != unix.EPERM {
+			t.Fatalf("without a hands: ret %d, %v; want EPERM", a.ret, a.errno)
+		}
+		if _, err := unix.Getpeername(s); err == nil {
+			t.Fatal("the socket was connected without a hands")
+		}
+		if n := m.unreached.Load(); n != 1 {
+			t.Fatalf("%d calls counted as unreached, want 1", n)
+		}
+	})
+}

@@ -229,6 +229,11 @@ wait:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
 		}
 		res.Observed = obs.observing
+		if obs.med != nil {
+			if n := obs.med.unreached.Load(); n > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the socket mediation's process had ended: %d mediated UNIX socket call(s) of the command were refused", n))
+			}
+		}
 	}
 	if aud != nil {
 		// The restricting process: wrun itself, or the stage.

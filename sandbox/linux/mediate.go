@@ -33,6 +33,18 @@ type mediator struct {
 	mu      sync.Mutex
 	pending map[uint64]chan handsAnswer
 	dead    bool
+	// unreached counts the calls refused because the hands was gone (or
+	// never started): the run's report says so.
+	unreached atomic.Int64
+	closing   atomic.Bool
+}
+
+// lost counts a call refused because the hands cannot be reached, unless
+// wrun is ending the mediation itself.
+func (m *mediator) lost() {
+	if !m.closing.Load() {
+		m.unreached.Add(1)
+	}
 }
 
 // handsAnswer is the hands' result for one call.
@@ -102,6 +114,7 @@ func (m *mediator) read() {
 	m.mu.Lock()
 	m.dead = true
 	for id, ch := range m.pending {
+		m.lost()
 		ch <- handsAnswer{ret: -1, errno: unix.EPERM}
 		delete(m.pending, id)
 	}
@@ -111,6 +124,7 @@ func (m *mediator) read() {
 // close ends the mediation: the calls waiting fail, and the hands exits
 // when its socket closes (shut down first: that wakes the reader).
 func (m *mediator) close() {
+	m.closing.Store(true)
 	_ = unix.Shutdown(m.fd, unix.SHUT_RDWR)
 	m.mu.Lock()
 	for !m.dead {
@@ -139,6 +153,7 @@ func (m *mediator) call(r request) handsAnswer {
 	m.mu.Lock()
 	if m.dead {
 		m.mu.Unlock()
+		m.lost()
 		return handsAnswer{ret: -1, errno: unix.EPERM}
 	}
 	m.pending[id] = ch
@@ -170,6 +185,8 @@ func (m *mediator) call(r request) handsAnswer {
 		errno := unix.EPERM
 		if errors.Is(err, unix.EMSGSIZE) || errors.Is(err, unix.ENOBUFS) {
 			errno = unix.EMSGSIZE
+		} else {
+			m.lost()
 		}
 		return handsAnswer{ret: -1, errno: errno}
 	}
