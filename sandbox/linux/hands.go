@@ -664,12 +664,15 @@ func canShieldHands(r *restriction) bool {
 // signals (ptrace access: /proc/PID/mem, pidfd_getfd; kill) only within
 // its own domain or ones nested in it, so the command can never reach the
 // hands, dumpable or not, while the hands still acts in the command's
-// domain for everything the command's rules decide: the new layer handles
-// nothing but signals, which the command's own domain scopes already, so
-// the only signals it stops are the command's to the hands and to the
-// stage's launch thread. Stage2 then need not wait for the hands to start.
+// domain for everything the command's rules decide. The new layer scopes
+// signals, which the command's own domain scopes already, so the only
+// signals it stops are the command's to the hands and to the stage's
+// launch thread. It must also allow REFER everywhere: a layer denies
+// moving files between directories (EXDEV) unless it handles REFER and
+// grants it, even a layer that handles no file right. Stage2 then need
+// not wait for the hands to start.
 func shieldFromHands() error {
-	rs, err := buildRuleset(rulesetAttr{scoped: llScopeSignal}, nil)
+	rs, err := buildRuleset(rulesetAttr{handledFS: llRefer, scoped: llScopeSignal}, []fsRule{{Path: "/", Access: llRefer}})
 	if err != nil {
 		return fmt.Errorf("shielding the socket mediation: %w", err)
 	}

@@ -4,7 +4,9 @@ package linux
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -66,7 +68,36 @@ func TestShieldFromHands(t *testing.T) {
 			return nil
 		}
 	}
+	// A layer denies moving a file between directories unless it grants
+	// REFER: the shield must not (cargo renames its outputs into place).
+	referable := func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
+		return rulesetAttr{handledFS: llRefer | llMakeReg | llRemoveFile, scoped: llScopeSignal},
+			[]fsRule{{Path: dir, Access: llRefer | llMakeReg | llRemoveFile}}
+	}
+	dirs := func(t *testing.T, dir string) string {
+		for _, d := range []string{"a", "b"} {
+			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "a", "f"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return ""
+	}
+	move := func(shield bool) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			if shield {
+				if err := shieldFromHands(); err != nil {
+					return err
+				}
+			}
+			return unix.Rename(filepath.Join(dir, "a", "f"), filepath.Join(dir, "b", "f"))
+		}
+	}
 	runCases(t, []kcase{
+		{name: "control/rename", abi: 6, landlock: referable, setup: dirs, op: move(false)},
+		{name: "shielded/rename", abi: 6, landlock: referable, setup: dirs, op: move(true)},
 		{name: "control/mem", abi: 6, landlock: scoped, op: reach(false, "mem")},
 		{name: "control/signal", abi: 6, landlock: scoped, op: reach(false, "signal")},
 		{name: "shielded/mem", abi: 6, landlock: scoped, op: reach(true, "mem"), want: unix.EACCES},
