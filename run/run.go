@@ -567,8 +567,11 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			out.res.Warnings = append(out.res.Warnings, f.Path+": "+f.What)
 		}
 	}
-	if len(out.res.Denials) == 0 && tail == nil {
-		return out // nothing was denied: no request to build
+	if len(out.res.Denials) == 0 && (tail == nil || len(tail.lines()) == 0) {
+		// Nothing was denied and the command wrote nothing to stderr to
+		// infer a denial from: no request to build, and no analyser (it
+		// computes verify's scope again) to make.
+		return out
 	}
 	prot := escalate.ProtectCarved
 	if out.rep.MountProtection {
