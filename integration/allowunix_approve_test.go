@@ -3,10 +3,18 @@
 package integration
 
 import (
+	"bufio"
+	"bytes"
+	"io"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
 )
@@ -85,11 +93,13 @@ func findAlt(req *escalate.Request, id string) *escalate.Alternative {
 	return nil
 }
 
-// TestHandsDeathIsReported: a child may kill the hands process (it shares
-// the child's user and domain); every mediated call after that fails with
-// EPERM, and wrun says so after the run rather than leaving the failures
-// silent. The control binds and connects with the hands alive, and no
-// warning is printed.
+// TestHandsDeathIsReported: from Landlock ABI 6 the command runs in a
+// layer nested in the hands' domain, whose signal scope keeps it from
+// killing the hands; below ABI 6 it can (same user, same domain). Either
+// way a hands that is gone fails every mediated call with EPERM, and wrun
+// says so after the run rather than leaving the failures silent: here the
+// test kills the hands from outside while the command waits. The control
+// binds and connects with the hands alive, and no warning is printed.
 func TestHandsDeathIsReported(t *testing.T) {
 	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
 		t.Skip("the hands exist where UNIX sockets are mediated: through the stage, below Landlock ABI 9, with seccomp user notification")
@@ -97,17 +107,85 @@ func TestHandsDeathIsReported(t *testing.T) {
 	ws := workspace(t)
 	const warning = "the hands process"
 	self := bins.probe + ` unix-self "$TMPDIR"`
-	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", self)
-	if r.code != 0 || strings.Contains(r.stderr, warning) {
-		t.Fatalf("control: a UNIX socket of the sandbox's own with the hands alive:\n%s", r)
+	kill := `for p in /proc/[0-9]*; do if tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^wrun:stage2 hands'; then echo found; kill -9 ${p#/proc/} 2>/dev/null && echo killed; fi; done; sleep 0.2; `
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", kill+self)
+	if !strings.Contains(r.stdout, "found") {
+		t.Fatalf("the child found no hands process:\n%s", r)
 	}
-	kill := `for p in /proc/[0-9]*; do if tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^wrun:stage2 hands'; then kill -9 ${p#/proc/} && echo killed; fi; done; sleep 0.2; `
-	r = wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", kill+self)
-	if !strings.Contains(r.stdout, "killed") {
-		t.Fatalf("the child found no hands process to kill:\n%s", r)
+	if bins.features.LandlockABI >= 6 {
+		// The shield: the kill is refused, and the call still works.
+		if strings.Contains(r.stdout, "killed") || r.code != 0 || strings.Contains(r.stderr, warning) {
+			t.Fatalf("at Landlock ABI %d the command killed the hands, or its call failed:\n%s", bins.features.LandlockABI, r)
+		}
+	} else if !strings.Contains(r.stdout, "killed") || !strings.Contains(r.stdout, "EPERM") || !strings.Contains(r.stderr, warning) {
+		t.Fatalf("below ABI 6 the command kills the hands: want the call refused and a warning naming the hands:\n%s", r)
+	}
+
+	// The hands killed from outside while the command waits on its
+	// stdin: it first prints its PID namespace, which names its hands.
+	wait := `readlink /proc/self/ns/pid; read x; `
+	cmd := exec.Command(bins.wrun, "--grant", "verify", "--", "sh", "-c", wait+self)
+	cmd.Dir = ws
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	out := bufio.NewReader(stdout)
+	ns, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("the command printed no PID namespace: %v\n%s", err, errb.String())
+	}
+	ns = strings.TrimSpace(ns)
+	// The hands may still be starting (the command does not wait for
+	// it): look for it a while.
+	killed := 0
+	for try := 0; killed == 0 && try < 200; try++ {
+		if try > 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			cmdline, _ := os.ReadFile(p + "/cmdline")
+			if !strings.HasPrefix(string(cmdline), "wrun:stage2\x00hands\x00") {
+				continue
+			}
+			if l, err := os.Readlink(p + "/ns/pid"); err != nil || l != ns {
+				continue
+			}
+			pid, _ := strconv.Atoi(filepath.Base(p))
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	stdin.Close()
+	rest, _ := io.ReadAll(out)
+	werr := cmd.Wait()
+	r = result{stdout: ns + "\n" + string(rest), stderr: errb.String()}
+	if werr != nil {
+		r.code = cmd.ProcessState.ExitCode()
+	}
+	if killed != 1 {
+		t.Fatalf("found %d hands processes of the run (namespace %s) to kill, want 1:\n%s", killed, ns, r)
 	}
 	if !strings.Contains(r.stdout, "EPERM") || !strings.Contains(r.stderr, warning) || !strings.Contains(r.stderr, "failed with EPERM") {
 		t.Errorf("after the hands died, want the call refused and a warning naming the hands:\n%s", r)
+	}
+
+	// The control: the same call with the hands alive.
+	r = wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", self)
+	if r.code != 0 || strings.Contains(r.stderr, warning) {
+		t.Fatalf("control: a UNIX socket of the sandbox's own with the hands alive:\n%s", r)
 	}
 }
 

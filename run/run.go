@@ -454,6 +454,9 @@ func fillSummary(sum *Summary, out outcome) {
 // what was denied.
 func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
 	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
+	// The stage starts now, and its start overlaps the policy work below.
+	pre := startPrestage(platform, cfg.KeepBackground, c.Stdin)
+	defer pre.abandon()
 	// Private and empty, at a path stable for the workspace (tools key
 	// caches on TMPDIR), never shared by two runs at once.
 	tmp, err := verify.OpenTempDir(h.Workdir)
@@ -485,6 +488,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
+	pl = pre.adopt(pl)
 	out.rep = pl.Report()
 	call1(cfg.Hooks.Planned, out.rep)
 	sess, err := verify.Prepare(p.Prepare)
@@ -563,8 +567,11 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			out.res.Warnings = append(out.res.Warnings, f.Path+": "+f.What)
 		}
 	}
-	if len(out.res.Denials) == 0 && tail == nil {
-		return out // nothing was denied: no request to build
+	if len(out.res.Denials) == 0 && (tail == nil || len(tail.lines()) == 0) {
+		// Nothing was denied and the command wrote nothing to stderr to
+		// infer a denial from: no request to build, and no analyser (it
+		// computes verify's scope again) to make.
+		return out
 	}
 	prot := escalate.ProtectCarved
 	if out.rep.MountProtection {

@@ -373,7 +373,11 @@ func strconvQuote(s string) string {
 
 // writeJournal records g in its journal directory and returns the open
 // file, locked: a journal whose lock is free belongs to a run that ended
-// without its check.
+// without its check. It is written under a name settleStaleGuards skips,
+// locked, and renamed into place, so no other run ever sees it unlocked
+// or half written. It is not fsynced: it must outlast a killed wrun, not
+// the machine, and the kernel has it once write returns (an fsync made
+// every run wait for the disk).
 func (g *Guard) writeJournal() (*os.File, error) {
 	if g.Journal == "" {
 		return nil, nil
@@ -381,22 +385,25 @@ func (g *Guard) writeJournal() (*os.File, error) {
 	if err := os.MkdirAll(g.Journal, 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(g.Journal, g.ID+".json"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := filepath.Join(g.Journal, "."+g.ID+".new")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(f, false); err != nil {
+	fail := func(err error) (*os.File, error) {
+		os.Remove(tmp)
 		f.Close()
 		return nil, err
+	}
+	if err := lockFile(f, false); err != nil {
+		return fail(err)
 	}
 	b, _ := json.Marshal(g)
 	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, err
+		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, err
+	if err := os.Rename(tmp, filepath.Join(g.Journal, g.ID+".json")); err != nil {
+		return fail(err)
 	}
 	return f, nil
 }
@@ -411,10 +418,21 @@ func settleStaleGuards(dir, self string) []Finding {
 	}
 	for _, e := range ents {
 		name := e.Name()
+		p := filepath.Join(dir, name)
+		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".new") && e.Type().IsRegular() {
+			// A journal its run never published (killed while writing
+			// it): nothing ran under it. Left alone while locked.
+			if f, err := os.Open(p); err == nil {
+				if lockFile(f, true) == nil {
+					os.Remove(p)
+				}
+				f.Close()
+			}
+			continue
+		}
 		if !strings.HasSuffix(name, ".json") || name == self+".json" || !e.Type().IsRegular() {
 			continue
 		}
-		p := filepath.Join(dir, name)
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err != nil {
 			continue

@@ -36,11 +36,14 @@ import (
 // Landlock's restriction and before the command's seccomp filter, and
 // re-executes wrun: it has the command's Landlock domain (so TCP rules,
 // the abstract-socket scope and make_sock apply to its calls exactly as to
-// the command's), its namespaces and credentials. It makes itself
-// undumpable before the command exists, so nothing in the sandbox can read
-// or write its memory or take its descriptors; the command can only kill
-// it (the processes share a uid and a domain), which makes every mediated
-// call fail.
+// the command's), its namespaces and credentials. Nothing in the sandbox
+// may read or write its memory or take its descriptors: where Landlock
+// scopes signals the command runs in a domain nested in the hands'
+// (shieldFromHands), which keeps it from the hands altogether, and the
+// stage does not wait for the hands to start; elsewhere the stage waits
+// until the hands has made itself undumpable before the command exists,
+// and the command can only kill it (the processes share a uid and a
+// domain). A hands that is gone makes every mediated call fail.
 //
 // A pathname address is checked here, without a gap: the target is opened
 // O_PATH as connect would resolve it (from the caller's working directory
@@ -113,8 +116,9 @@ const handsMaxFDs = 255
 
 // Hands is the hands process; Stage2 hands control to it when os.Args[1]
 // is handsArg. Descriptor 3 is its socket to wrun, 4 a pipe on which it
-// says it is ready (undumpable). It returns never: it exits when wrun
-// closes the socket.
+// says it is ready (undumpable), or /dev/null when the stage does not wait
+// for that (shieldFromHands). It returns never: it exits when wrun closes
+// the socket.
 func Hands() {
 	if err := makeUndumpable(); err != nil {
 		os.Exit(125)
@@ -592,9 +596,15 @@ type handsProc struct {
 
 // startHands forks and executes the hands from the calling thread, which
 // must be in the command's Landlock domain and not yet under its seccomp
-// filter, and waits until it is undumpable. allowed are the --allow-unix
-// paths.
-func startHands(allowed []string, refuseAbstract bool) (*handsProc, error) {
+// filter. allowed are the --allow-unix paths. With wait it returns once
+// the hands is undumpable; without, at once, and the caller must call
+// shieldFromHands before it starts the command: between its exec and its
+// PR_SET_DUMPABLE the hands is dumpable, and a command sharing its domain
+// and uid could then write its memory (/proc/PID/mem) and make calls
+// outside the filter. Requests wrun sends meanwhile wait in the socket's
+// buffer; a hands that dies before it serves closes its end, and wrun
+// refuses every mediated call (mediator.read).
+func startHands(allowed []string, refuseAbstract, wait bool) (*handsProc, error) {
 	mode := handsScoped
 	if refuseAbstract {
 		mode = handsRefuseAbstract
@@ -603,15 +613,17 @@ func startHands(allowed []string, refuseAbstract bool) (*handsProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the socket mediation: %w", err)
 	}
-	var ready [2]int
-	if err := unix.Pipe2(ready[:], unix.O_CLOEXEC); err != nil {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
 		closeAll(pair[:])
 		return nil, fmt.Errorf("starting the socket mediation: %w", err)
 	}
-	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		closeAll(append(pair[:], ready[:]...))
-		return nil, fmt.Errorf("starting the socket mediation: %w", err)
+	ready := [2]int{-1, null} // nobody waits: the hands says it to /dev/null
+	if wait {
+		if err := unix.Pipe2(ready[:], unix.O_CLOEXEC); err != nil {
+			closeAll([]int{pair[0], pair[1], null})
+			return nil, fmt.Errorf("starting the socket mediation: %w", err)
+		}
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{Stage2Arg0, handsArg, mode}, allowed...), &syscall.ProcAttr{
 		Env:   []string{},
@@ -619,10 +631,16 @@ func startHands(allowed []string, refuseAbstract bool) (*handsProc, error) {
 		// A session of its own: no terminal's signals reach it.
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
-	closeAll([]int{null, pair[1], ready[1]})
+	closeAll([]int{null, pair[1]})
+	if wait {
+		unix.Close(ready[1])
+	}
 	if err != nil {
 		closeAll([]int{pair[0], ready[0]})
 		return nil, fmt.Errorf("starting the socket mediation (executing wrun in the sandbox): %w", err)
+	}
+	if !wait {
+		return &handsProc{pid: pid, sock: pair[0]}, nil
 	}
 	var b [1]byte
 	n, err := unix.Read(ready[0], b[:])
@@ -636,6 +654,38 @@ func startHands(allowed []string, refuseAbstract bool) (*handsProc, error) {
 		return nil, fmt.Errorf("starting the socket mediation: the hands process ended before it was ready (%v)", err)
 	}
 	return &handsProc{pid: pid, sock: pair[0]}, nil
+}
+
+// canShieldHands reports whether shieldFromHands works under r: it needs
+// Landlock's signal scope (ABI 6, with its erratum fixed), the one right a
+// domain can handle without changing what the command may do.
+func canShieldHands(r *restriction) bool {
+	return r.Landlock && r.Scoped&llScopeSignal != 0
+}
+
+// shieldFromHands puts the calling thread, and with it the command it
+// forks next, into a Landlock domain nested in the one it shares with the
+// hands. Landlock lets a process reach another's memory, descriptors or
+// signals (ptrace access: /proc/PID/mem, pidfd_getfd; kill) only within
+// its own domain or ones nested in it, so the command can never reach the
+// hands, dumpable or not, while the hands still acts in the command's
+// domain for everything the command's rules decide. The new layer scopes
+// signals, which the command's own domain scopes already, so the only
+// signals it stops are the command's to the hands and to the stage's
+// launch thread. It must also allow REFER everywhere: a layer denies
+// moving files between directories (EXDEV) unless it handles REFER and
+// grants it, even a layer that handles no file right. Stage2 then need
+// not wait for the hands to start.
+func shieldFromHands() error {
+	rs, err := buildRuleset(rulesetAttr{handledFS: llRefer, scoped: llScopeSignal}, []fsRule{{Path: "/", Access: llRefer}})
+	if err != nil {
+		return fmt.Errorf("shielding the socket mediation: %w", err)
+	}
+	defer rs.close()
+	if err := restrictSelf(rs, false); err != nil {
+		return fmt.Errorf("shielding the socket mediation: %w", err)
+	}
+	return nil
 }
 
 // stop ends a hands process that will not be used.

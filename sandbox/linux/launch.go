@@ -60,6 +60,14 @@ func MarkInheritedFDsCloseOnExec() error {
 // command has exited and, unless KeepBackground is set, every process it
 // left behind has been ended.
 func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
+	return RunStaged(pl, c, nil)
+}
+
+// RunStaged is Run with a stage started ahead of the plan (StartStage),
+// which it uses when the plan needs one of its shape and abandons
+// otherwise; ps may be nil.
+func RunStaged(pl *Plan, c sandbox.Command, ps *Prestage) (sandbox.Result, error) {
+	defer ps.Abandon()
 	if len(c.Argv) == 0 {
 		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: errors.New("no command")}
 	}
@@ -90,7 +98,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		// The stage restricts a thread of its own and forks the command
 		// from it: no thread of wrun is in the child's sandbox, and the
 		// child cannot see wrun (another PID namespace).
-		go launchStage(pl, c, interactive, aud != nil, started, stageDone)
+		startStage(ps, &stageReq{pl: pl, c: c, interactive: interactive, auditLog: aud != nil, started: started, done: stageDone})
 	} else {
 		if err := makeUndumpable(); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
@@ -220,15 +228,12 @@ wait:
 		if faults > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
 		}
+		res.Observed = obs.observing
 		if obs.med != nil {
-			// At the end of every run the hands dies with the sandbox's
-			// PID namespace, perhaps before close: only calls it failed
-			// say it died while the command ran.
-			if died, lost := obs.med.diedEarly(); died && lost > 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("the hands process, which makes the sandbox's UNIX socket connects, binds and addressed sends (and directories' setgid bits), ended during the run (a process of the sandbox may kill it: they share a user); %d such call(s) after that failed with EPERM", lost))
+			if n := obs.med.unreached.Load(); n > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the hands process, which makes the sandbox's UNIX socket connects, binds and addressed sends (and directories' setgid bits), had ended during the run: %d such call(s) of the command failed with EPERM", n))
 			}
 		}
-		res.Observed = obs.observing
 	}
 	if aud != nil {
 		// The restricting process: wrun itself, or the stage.

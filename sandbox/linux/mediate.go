@@ -33,12 +33,18 @@ type mediator struct {
 	mu      sync.Mutex
 	pending map[uint64]chan handsAnswer
 	dead    bool
-	// closing: wrun ended the mediation (close); a hands gone before
-	// that died during the run, and lost counts the calls that failed
-	// for it.
-	closing bool
-	died    bool
-	lost    int
+	// unreached counts the calls refused because the hands was gone (or
+	// never started): the run's report says so.
+	unreached atomic.Int64
+	closing   atomic.Bool
+}
+
+// lost counts a call refused because the hands cannot be reached, unless
+// wrun is ending the mediation itself.
+func (m *mediator) lost() {
+	if !m.closing.Load() {
+		m.unreached.Add(1)
+	}
 }
 
 // handsAnswer is the hands' result for one call.
@@ -107,13 +113,10 @@ func (m *mediator) read() {
 	// every call waiting, and every call to come, fails.
 	m.mu.Lock()
 	m.dead = true
-	m.died = !m.closing
 	for id, ch := range m.pending {
+		m.lost()
 		ch <- handsAnswer{ret: -1, errno: unix.EPERM}
 		delete(m.pending, id)
-		if m.died {
-			m.lost++
-		}
 	}
 	m.mu.Unlock()
 }
@@ -121,9 +124,7 @@ func (m *mediator) read() {
 // close ends the mediation: the calls waiting fail, and the hands exits
 // when its socket closes (shut down first: that wakes the reader).
 func (m *mediator) close() {
-	m.mu.Lock()
-	m.closing = true
-	m.mu.Unlock()
+	m.closing.Store(true)
 	_ = unix.Shutdown(m.fd, unix.SHUT_RDWR)
 	m.mu.Lock()
 	for !m.dead {
@@ -133,15 +134,6 @@ func (m *mediator) close() {
 	}
 	m.mu.Unlock()
 	unix.Close(m.fd)
-}
-
-// diedEarly reports whether the hands ended while the sandbox ran (not
-// because wrun closed the mediation), and how many mediated calls failed
-// with EPERM for it. Call it after close.
-func (m *mediator) diedEarly() (bool, int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.died, m.lost
 }
 
 // request is one call for the hands.
@@ -160,10 +152,8 @@ func (m *mediator) call(r request) handsAnswer {
 	ch := make(chan handsAnswer, 1)
 	m.mu.Lock()
 	if m.dead {
-		if m.died {
-			m.lost++
-		}
 		m.mu.Unlock()
+		m.lost()
 		return handsAnswer{ret: -1, errno: unix.EPERM}
 	}
 	m.pending[id] = ch
@@ -195,6 +185,8 @@ func (m *mediator) call(r request) handsAnswer {
 		errno := unix.EPERM
 		if errors.Is(err, unix.EMSGSIZE) || errors.Is(err, unix.ENOBUFS) {
 			errno = unix.EMSGSIZE
+		} else {
+			m.lost()
 		}
 		return handsAnswer{ret: -1, errno: errno}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"sort"
@@ -176,21 +175,23 @@ func decodeStageMsg(b []byte) (stageMsg, error) {
 	return stageMsg{}, fmt.Errorf("second stage: unknown message kind %q", b[0])
 }
 
-// launchStage is launch for plans that run through the stage: it starts
-// the stage in its namespaces, hands it the spec, serves the observer
-// from the listener the stage passes up, and reports the command's start
-// and, through done, its wait status.
-func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, started chan<- startResult, done chan<- stageEnd) {
-	runtime.LockOSThread() // the stage's PDEATHSIG is tied to this thread
+// serveStage is launch for plans that run through the stage: it hands the
+// started stage sp the command's descriptors and the spec, serves the
+// observer from the listener the stage passes up, and reports the
+// command's start and, through done, its wait status. It runs on the
+// locked thread that started the stage (stageThread).
+func serveStage(sp *stageProc, r *stageReq) {
+	pl, c, started, done := r.pl, r.c, r.started, r.done
+	defer sp.close()
 	fail := func(code int, err error) { started <- startResult{err: &sandbox.StartError{Code: code, Err: err}} }
 	spec := stage2Spec{
-		Restriction: *pl.restriction(auditLog),
+		Restriction: *pl.restriction(r.auditLog),
 		Writable:    pl.writable(),
 		Masks:       pl.maskPaths(),
 		Views:       pl.Views,
 		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs:       len(c.ExtraFiles),
-		Interactive:    interactive,
+		Interactive:    r.interactive,
 		KeepBackground: pl.Options.KeepBackground,
 		AllowUnix:      pl.Policy.IPC.UnixSockets,
 	}
@@ -198,74 +199,16 @@ func launchStage(pl *Plan, c sandbox.Command, interactive, auditLog bool, starte
 	// cloned into, before it restricts the launch thread.
 	spec.Restriction.InMountNS = false
 	spec.RefuseAbstract = !pl.netNS && !(spec.Restriction.Landlock && spec.Restriction.Scoped&llScopeAbstractUnix != 0)
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		fail(125, err)
+	cmd, back := sp.cmd, sp.back
+	kill := sp.kill
+	if err := sp.sendDescriptors(c); err != nil {
+		kill()
+		fail(125, fmt.Errorf("handing the stage the command's descriptors: %w", err))
 		return
 	}
-	defer specR.Close()
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		specW.Close()
-		fail(125, fmt.Errorf("socketpair: %w", err))
-		return
-	}
-	back := os.NewFile(uintptr(pair[0]), "stage-back")
-	childEnd := os.NewFile(uintptr(pair[1]), "stage-child")
-	defer back.Close()
-	attr := &syscall.SysProcAttr{
-		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS,
-		Setpgid:    !interactive,
-	}
-	if pl.netNS {
-		// Abstract UNIX sockets live in a network namespace: a new one
-		// holds them where Landlock cannot scope them (below ABI 6).
-		attr.Cloneflags |= unix.CLONE_NEWNET
-	}
-	if !pl.Options.KeepBackground {
-		// When wrun dies, the stage dies, and with the init of its PID
-		// namespace every process of the sandbox.
-		attr.Pdeathsig = syscall.SIGKILL
-	}
-	if pl.viaUserNS {
-		uid, gid := os.Getuid(), os.Getgid()
-		attr.Cloneflags |= unix.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-		// The uid stays the user's own, so exec would clear the
-		// capabilities the new namespace gives; keep the two the stage
-		// needs (mounts, dropping the bounding set) as ambient.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-	}
-	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{Stage2Arg0},
-		Env:         []string{},
-		Dir:         "/",
-		Stdin:       c.Stdin,
-		Stdout:      c.Stdout,
-		Stderr:      c.Stderr,
-		ExtraFiles:  append([]*os.File{specR, childEnd}, c.ExtraFiles...),
-		SysProcAttr: attr,
-	}
-	err = cmd.Start()
-	childEnd.Close()
-	if err != nil {
-		specW.Close()
-		if pl.viaUserNS {
-			started <- startResult{err: &userNSError{err}}
-		} else {
-			fail(125, fmt.Errorf("starting the sandbox's namespaces: %w", err))
-		}
-		return
-	}
-	kill := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	err = json.NewEncoder(specW).Encode(spec)
-	specW.Close()
+	err := json.NewEncoder(sp.specW).Encode(spec)
+	sp.specW.Close()
+	sp.specW = nil
 	if err != nil {
 		kill()
 		fail(125, fmt.Errorf("sending the sandbox to the stage: %w", err))
@@ -422,11 +365,20 @@ func Stage2() {
 	if err := makeUndumpable(); err != nil {
 		fail(125, err)
 	}
+	// The command's descriptors come first: the stage may have been
+	// started before wrun knew them (StartStage).
+	extra, err := takeDescriptors(back)
+	if err != nil {
+		fail(125, err)
+	}
 	var spec stage2Spec
 	if err := json.NewDecoder(io.LimitReader(os.NewFile(3, "spec"), 64<<20)).Decode(&spec); err != nil {
 		fail(125, fmt.Errorf("stage: reading the sandbox: %w", err))
 	}
 	unix.Close(3)
+	if spec.ExtraFDs != extra {
+		fail(125, fmt.Errorf("stage: %d extra descriptors, the sandbox names %d", extra, spec.ExtraFDs))
+	}
 	if err := makeView(&spec); err != nil {
 		fail(125, err)
 	}
@@ -482,9 +434,14 @@ func Stage2() {
 			if !r.Filter.Mediate {
 				return nil
 			}
+			// Shielded, the command cannot reach the hands while it
+			// starts: it need not be waited for.
+			shield := canShieldHands(r)
 			var err error
-			hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract)
-			return err
+			if hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract, !shield); err != nil || !shield {
+				return err
+			}
+			return shieldFromHands()
 		})
 		if err != nil {
 			lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
