@@ -363,6 +363,36 @@ func TestSignalIsForwarded(t *testing.T) {
 	}
 }
 
+// TestIgnoredSignalsStayIgnored: a caller that ignores SIGHUP (nohup) or
+// SIGINT (a shell's background job) passes that on to what it starts;
+// wrun must too, through the stage or not, for every grant. The control
+// is the same check bare.
+func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	ws := workspace(t)
+	// SigIgn's bits: SIGHUP is 1, SIGINT is 2.
+	script := filepath.Join(ws, "sigign.sh")
+	if err := os.WriteFile(script, []byte(`m=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status); echo $(( 0x$m & 3 ))`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := "sh " + script
+	for _, sig := range []struct {
+		name string
+		bit  string
+	}{{"HUP", "1"}, {"INT", "2"}} {
+		caller := "trap '' " + sig.name + "; exec "
+		r := run(t, runOpts{dir: ws}, "sh", "-c", caller+check)
+		if strings.TrimSpace(r.stdout) != sig.bit {
+			t.Fatalf("control: SIG%s ignored bare: %s", sig.name, r)
+		}
+		for _, g := range []string{"inspect", "verify"} {
+			r = run(t, runOpts{dir: ws}, "sh", "-c", caller+bins.wrun+" --grant "+g+" -- "+check)
+			if got := strings.TrimSpace(r.stdout); got != sig.bit {
+				t.Errorf("--grant %s: the command's ignored SIGHUP/SIGINT bits are %q, want %s (SIG%s ignored by the caller):\n%s", g, got, sig.bit, sig.name, r)
+			}
+		}
+	}
+}
+
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

@@ -156,7 +156,16 @@ func Run(cfg Config) (Summary, error) {
 	sigs := make(chan os.Signal, 16)
 	registered := make(chan struct{})
 	go func() {
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+		// A signal wrun's caller ignores (nohup's SIGHUP, a background
+		// job's SIGINT: the ones the Go runtime leaves ignored) stays
+		// ignored, so the command inherits it as it would bare.
+		var caught []os.Signal
+		for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2} {
+			if !signal.Ignored(s) {
+				caught = append(caught, s)
+			}
+		}
+		signal.Notify(sigs, caught...)
 		close(registered)
 	}()
 	defer func() {

@@ -86,6 +86,10 @@ type stage2Spec struct {
 	// ABI 6 scope, no network namespace of the stage's), so the hands
 	// refuses to connect or send to one.
 	RefuseAbstract bool `json:"refuse_abstract,omitempty"`
+	// Ignored are the signals wrun's caller ignores (and wrun left
+	// ignored): the stage ignores them too, so the command inherits them
+	// ignored, as it would bare.
+	Ignored []int `json:"ignored,omitempty"`
 }
 
 // The stage talks back over a SOCK_SEQPACKET socket: an optional
@@ -194,6 +198,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 		Interactive:    r.interactive,
 		KeepBackground: pl.Options.KeepBackground,
 		AllowUnix:      pl.Policy.IPC.UnixSockets,
+		Ignored:        ignoredSignals(),
 	}
 	// The stage makes the protected mounts itself, in the namespace it is
 	// cloned into, before it restricts the launch thread.
@@ -418,6 +423,10 @@ func Stage2() {
 		for range drop {
 		}
 	}()
+	// After the catch-alls: Ignore undoes them for these signals.
+	for _, s := range spec.Ignored {
+		signal.Ignore(unix.Signal(s))
+	}
 
 	// The launch thread: restricted, it forks the command and then stays,
 	// blocked, for as long as the stage lives (the command's
@@ -642,4 +651,18 @@ func releaseDescriptors(extra int) error {
 		unix.Close(5 + i)
 	}
 	return nil
+}
+
+// ignoredSignals are the signals wrun forwards that its caller ignores:
+// wrun does not catch them (run.Run), so they are still ignored here.
+// The Go runtime keeps only SIGHUP and SIGINT ignored from its start;
+// the others it has caught by then, and the command gets them default.
+func ignoredSignals() []int {
+	var out []int
+	for _, s := range []unix.Signal{unix.SIGHUP, unix.SIGINT} {
+		if signal.Ignored(s) {
+			out = append(out, int(s))
+		}
+	}
+	return out
 }
