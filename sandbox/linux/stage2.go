@@ -370,6 +370,27 @@ func Stage2() {
 	if err := makeUndumpable(); err != nil {
 		fail(125, err)
 	}
+	// Signals for the command, registered while wrun computes the spec
+	// (os/signal hands each signal to a thread of its own: about 2 ms):
+	// wrun forwards what it receives to the
+	// stage, which passes them on. In a terminal, SIGINT and SIGQUIT reach
+	// the command from the terminal itself.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	// Every other signal sent to the stage is dropped. The launch thread
+	// is in the command's Landlock domain, so the command may signal it,
+	// and the kernel delivers to the init of a PID namespace every signal
+	// it has a handler for, which the Go runtime installs for all of them:
+	// a SIGSEGV, SIGABRT or SIGALRM sent with kill would otherwise make
+	// the runtime end the stage, and with it the sandbox and the report of
+	// the command's status. Caught (not ignored), they still reach the
+	// command with their default action after exec.
+	drop := make(chan os.Signal, 1)
+	signal.Notify(drop)
+	go func() {
+		for range drop {
+		}
+	}()
 	// The command's descriptors come first: the stage may have been
 	// started before wrun knew them (StartStage).
 	extra, err := takeDescriptors(back)
@@ -404,25 +425,6 @@ func Stage2() {
 		}
 		fail(127, err)
 	}
-	// Signals for the command: wrun forwards what it receives to the
-	// stage, which passes them on. In a terminal, SIGINT and SIGQUIT reach
-	// the command from the terminal itself.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
-	// Every other signal sent to the stage is dropped. The launch thread
-	// is in the command's Landlock domain, so the command may signal it,
-	// and the kernel delivers to the init of a PID namespace every signal
-	// it has a handler for, which the Go runtime installs for all of them:
-	// a SIGSEGV, SIGABRT or SIGALRM sent with kill would otherwise make
-	// the runtime end the stage, and with it the sandbox and the report of
-	// the command's status. Caught (not ignored), they still reach the
-	// command with their default action after exec.
-	drop := make(chan os.Signal, 1)
-	signal.Notify(drop)
-	go func() {
-		for range drop {
-		}
-	}()
 	// After the catch-alls: Ignore undoes them for these signals.
 	for _, s := range spec.Ignored {
 		signal.Ignore(unix.Signal(s))
