@@ -370,13 +370,13 @@ func Stage2() {
 	if err := makeUndumpable(); err != nil {
 		fail(125, err)
 	}
-	// Signals for the command, registered while wrun computes the spec
-	// (os/signal hands each signal to a thread of its own: about 2 ms):
-	// wrun forwards what it receives to the
-	// stage, which passes them on. In a terminal, SIGINT and SIGQUIT reach
-	// the command from the terminal itself.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	// Signals for the command, registered while the stage waits for the
+	// spec and makes the view (os/signal hands each signal to a thread of
+	// its own: about 2 ms for all of them); the command starts only once
+	// they are (sigReady). wrun forwards what it receives to the stage,
+	// which passes them on. In a terminal, SIGINT and SIGQUIT reach the
+	// command from the terminal itself.
+	//
 	// Every other signal sent to the stage is dropped. The launch thread
 	// is in the command's Landlock domain, so the command may signal it,
 	// and the kernel delivers to the init of a PID namespace every signal
@@ -385,9 +385,13 @@ func Stage2() {
 	// the runtime end the stage, and with it the sandbox and the report of
 	// the command's status. Caught (not ignored), they still reach the
 	// command with their default action after exec.
-	drop := make(chan os.Signal, 1)
-	signal.Notify(drop)
+	sigs := make(chan os.Signal, 16)
+	sigReady := make(chan struct{})
 	go func() {
+		signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+		drop := make(chan os.Signal, 1)
+		signal.Notify(drop)
+		close(sigReady)
 		for range drop {
 		}
 	}()
@@ -425,6 +429,7 @@ func Stage2() {
 		}
 		fail(127, err)
 	}
+	<-sigReady
 	// After the catch-alls: Ignore undoes them for these signals.
 	for _, s := range spec.Ignored {
 		signal.Ignore(unix.Signal(s))
