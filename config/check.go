@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wrun-dev/wrun/grant"
@@ -18,7 +19,7 @@ var thinkingLevels = []string{"off", "low", "medium", "high", "max"}
 // ThinkingLevels returns the thinking levels there are, lowest first.
 func ThinkingLevels() []string { return slices.Clone(thinkingLevels) }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`) })
 
 // MinReceiptsMaxBytes is the smallest rotation size accepted.
 const MinReceiptsMaxBytes = 64 << 10
@@ -56,7 +57,7 @@ func (f *File) check() error {
 		}
 	}
 	for _, t := range d.Tools {
-		if !nameRE.MatchString(t) {
+		if !nameRE().MatchString(t) {
 			return f.errAt("defaults.tools", "%q: a tool label is lower-case letters, digits, - and _", t)
 		}
 	}
@@ -74,7 +75,7 @@ func (f *File) check() error {
 	for _, name := range sortedKeys(f.Roles) {
 		r := f.Roles[name]
 		at := "roles." + name
-		if !nameRE.MatchString(name) {
+		if !nameRE().MatchString(name) {
 			return f.errAt(at, "%q: a role name is lower-case letters, digits, - and _ (up to 40)", name)
 		}
 		if r.Grant != nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -111,7 +112,9 @@ func (f *File) line(key string) int {
 	return 0
 }
 
-var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)`)
+var typeErrRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)`)
+})
 
 // ReadFile reads the config file at path. A missing file is (nil, nil).
 func ReadFile(path string) (*File, error) {
@@ -136,7 +139,7 @@ func Parse(path string, data []byte) (*File, error) {
 			return nil, &Error{File: path, Line: pe.Position.Line, Key: pe.LastKey, Msg: oneLine(pe.Message)}
 		}
 		// Type errors: "toml: line N (last key "K"): message".
-		if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		if m := typeErrRE().FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			return nil, &Error{File: path, Line: line, Key: m[2], Msg: oneLine(m[3])}
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
@@ -99,7 +100,7 @@ var conditions = []string{"full-covers", "shell-verify", "exists", "missing"}
 // pathPlaceholders are the values altDef.Path may take.
 var pathPlaceholders = []string{"{path}", "{narrowest}", "{cache_dir}"}
 
-var placeholderRE = regexp.MustCompile(`\{[a-z_]+(\+[^}]*)?\}`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[a-z_]+(\+[^}]*)?\}`) })
 
 var knownPlaceholders = []string{"{path}", "{addr}", "{target}", "{cache}", "{why}", "{hole}",
 	"{files}", "{shell}", "{network}", "{desktop}", "{grant}", "{new_grant}", "{route_grant}",
@@ -220,7 +221,7 @@ func (c *catalogue) check() error {
 }
 
 func checkPlaceholders(s string) error {
-	for _, p := range placeholderRE.FindAllString(s, -1) {
+	for _, p := range placeholderRE().FindAllString(s, -1) {
 		if strings.HasPrefix(p, "{argv+") {
 			continue
 		}
@@ -308,7 +309,7 @@ func (x *expander) value(p string) string {
 }
 
 func (x *expander) text(s string) string {
-	return placeholderRE.ReplaceAllStringFunc(s, x.value)
+	return placeholderRE().ReplaceAllStringFunc(s, x.value)
 }
 
 // tokens expands one command: {argv} and {argv+FLAG} as whole tokens

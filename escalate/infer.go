@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
@@ -143,7 +144,7 @@ func (a *Analyzer) Infer(lines []string) []sandbox.Denial {
 			matched = true
 			if p.pending {
 				pending = &pendingPath{verb: g["verb"], path: g["path"], line: n}
-				if !sameLineRE.MatchString(line) {
+				if !sameLineRE().MatchString(line) {
 					break
 				}
 				// Refused on the same line.
@@ -157,7 +158,7 @@ func (a *Analyzer) Infer(lines []string) []sandbox.Denial {
 		if matched || pending == nil {
 			continue
 		}
-		if osErrorRE.MatchString(line) && n-pending.line <= 8 {
+		if osErrorRE().MatchString(line) && n-pending.line <= 8 {
 			g := map[string]string{"verb": pending.verb, "path": pending.path}
 			if d, ok := a.inferred(inferPattern{name: "rust"}, g, ""); ok {
 				out = append(out, d)
@@ -171,8 +172,10 @@ func (a *Analyzer) Infer(lines []string) []sandbox.Denial {
 }
 
 var (
-	osErrorRE  = regexp.MustCompile(`(?:Permission denied|Operation not permitted|Read-only file system) \(os error (?:1|13|30)\)`)
-	sameLineRE = regexp.MustCompile(refusal)
+	osErrorRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:Permission denied|Operation not permitted|Read-only file system) \(os error (?:1|13|30)\)`)
+	})
+	sameLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(refusal) })
 )
 
 // groups returns the named groups of re's first match in s ("" holds the

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wrun-dev/wrun/access"
@@ -31,7 +32,9 @@ type logEvent struct {
 }
 
 // report is "[N duplicate report(s) for ]Sandbox: COMM(PID) deny(K) OP [TARGET]".
-var report = regexp.MustCompile(`^(?:(\d+) duplicate reports? for )?Sandbox: (.*)\((\d+)\) deny\(\d+\) ([a-z0-9*-]+)(?: (.*))?$`)
+var report = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(\d+) duplicate reports? for )?Sandbox: (.*)\((\d+)\) deny\(\d+\) ([a-z0-9*-]+)(?: (.*))?$`)
+})
 
 // Report is one denial report of the sandbox as the system log holds it.
 type Report struct {
@@ -58,7 +61,7 @@ func ParseLogLine(line []byte) (Report, bool) {
 // a line after it the profile's message, as the system writes them.
 func parseMessage(text, when string) (Report, bool) {
 	first, rest, _ := strings.Cut(text, "\n")
-	m := report.FindStringSubmatch(first)
+	m := report().FindStringSubmatch(first)
 	if m == nil {
 		return Report{}, false
 	}
