@@ -5,6 +5,7 @@ package linux
 import (
 	"encoding/hex"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,6 +166,20 @@ func (l *auditLog) finishEvent(serial string) {
 		case a["saddr"] != "":
 			d.addr = a["saddr"] + ":" + a["src"]
 		case a["opid"] != "":
+			// A process signalling itself: one of the stage's threads
+			// (the launch thread is in the sandbox's domain) reaching
+			// another, the Go runtime's work, not the command's.
+			if opid, _ := strconv.Atoi(a["opid"]); opid == pid && pid > 0 {
+				continue
+			}
+			// No system call: the kernel's own signal, sent as a
+			// process ends, to a child that asked for it
+			// (PR_SET_PDEATHSIG). Only the hands, outside the command's
+			// nested layer, is refused it, when the stage's launch
+			// thread ends: no act of the command's.
+			if ev.syscall == nil {
+				continue
+			}
 			d.addr = "pid " + a["opid"]
 			if c := a["ocomm"]; c != "" {
 				d.addr += " (" + c + ")"
@@ -185,35 +200,39 @@ func (l *auditLog) flush() {
 	}
 }
 
-// ours is the domain created by pid restrictor, "" if none was seen.
-func (l *auditLog) ours(restrictor int) string {
+// ours are the domains created by pid restrictor: the sandbox's, and
+// (where the stage shields the hands) the layer nested in it that the
+// command runs in. A denial is recorded under the layer that refused
+// it, so the command's are under either.
+func (l *auditLog) ours(restrictor int) []string {
+	var ids []string
 	for id, d := range l.domains {
 		if d.creator == restrictor && restrictor > 0 {
-			return id
+			ids = append(ids, id)
 		}
 	}
-	return ""
+	slices.Sort(ids)
+	return ids
 }
 
 func (l *auditLog) domainState(restrictor int) domainStatus {
-	id := l.ours(restrictor)
-	switch {
-	case id == "":
+	ids := l.ours(restrictor)
+	if len(ids) == 0 {
 		return domainUnseen
-	case l.domains[id].deallocated:
-		return domainDeallocated
 	}
-	return domainAllocated
+	for _, id := range ids {
+		if !l.domains[id].deallocated {
+			return domainAllocated
+		}
+	}
+	return domainDeallocated
 }
 
 func (l *auditLog) denialsOf(restrictor int) []auditDenial {
-	id := l.ours(restrictor)
-	if id == "" {
-		return nil
-	}
+	ids := l.ours(restrictor)
 	var out []auditDenial
 	for _, e := range l.events {
-		if e.domain == id {
+		if slices.Contains(ids, e.domain) {
 			out = append(out, e)
 		}
 	}
@@ -225,11 +244,15 @@ func (l *auditLog) incomplete(restrictor int) bool {
 	if l.overflow {
 		return true
 	}
-	id := l.ours(restrictor)
-	if id == "" || !l.domains[id].deallocated {
-		return false
+	ids := l.ours(restrictor)
+	total := 0
+	for _, id := range ids {
+		if !l.domains[id].deallocated {
+			return false
+		}
+		total += l.domains[id].total
 	}
-	return len(l.denialsOf(restrictor)) < l.domains[id].total
+	return len(ids) > 0 && len(l.denialsOf(restrictor)) < total
 }
 
 // auditSerial splits "audit(1796214511.783:5): rest" into the time (RFC

@@ -176,3 +176,40 @@ func TestMergeAuditBounded(t *testing.T) {
 		t.Errorf("a repeat of a kept record is counted on it: %+v", last)
 	}
 }
+
+// TestAuditLogNestedLayerOfTheStage: where the stage shields the hands it
+// creates two domains, the sandbox's and the layer the command runs in,
+// both with the stage as their creator. A denial is recorded under the
+// layer that refused it, so the command's are under either; a thread of
+// the stage signalling another thread of its own is no denial of the
+// command's.
+func TestAuditLogNestedLayerOfTheStage(t *testing.T) {
+	recs := []netlinkMsg{
+		{auditLandlockAccess, `audit(1796214511.783:5): domain=1a blockers=fs.make_sym path="/w/.git/refs/tags" dev="vda" ino=19`},
+		{auditLandlockDomain, `audit(1796214511.783:5): domain=1a status=allocated mode=enforcing pid=500 uid=0 exe="/tmp/wrun" comm="wrun-sandbox"`},
+		{auditSyscall, `audit(1796214511.783:5): arch=c000003e syscall=88 success=no exit=-13 pid=510 comm="ln"`},
+		{auditEOE, `audit(1796214511.783:5): `},
+		{auditLandlockAccess, `audit(1796214511.784:6): domain=1b blockers=scope.signal opid=505 ocomm="exe"`},
+		{auditLandlockDomain, `audit(1796214511.784:6): domain=1b status=allocated mode=enforcing pid=500 uid=0 exe="/tmp/wrun" comm="wrun-sandbox"`},
+		{auditSyscall, `audit(1796214511.784:6): arch=c000003e syscall=62 success=no exit=-1 pid=509 comm="sh"`},
+		{auditEOE, `audit(1796214511.784:6): `},
+		// The hands' PR_SET_PDEATHSIG, refused as the launch thread
+		// ends: no system call record.
+		{auditLandlockAccess, `audit(1796214511.786:8): domain=1b blockers=scope.signal opid=506 ocomm="exe"`},
+		{auditLandlockAccess, `audit(1796214511.785:7): domain=1b blockers=scope.signal opid=500 ocomm="exe"`},
+		{auditSyscall, `audit(1796214511.785:7): arch=c000003e syscall=234 success=no exit=-1 pid=500 comm="wrun-sandbox"`},
+		{auditEOE, `audit(1796214511.785:7): `},
+	}
+	l := newAuditLog()
+	for _, m := range recs {
+		l.add(m.typ, m.text)
+	}
+	l.flush()
+	got := l.denialsOf(500)
+	if len(got) != 2 || got[0].blockers[0] != "fs.make_sym" || got[1].addr != `pid 505 (exe)` {
+		t.Fatalf("want the outer layer's symlink and the nested layer's signal to the hands, not the stage's own: %+v", got)
+	}
+	if st := l.domainState(500); st != domainAllocated {
+		t.Errorf("domain state %v, want allocated", st)
+	}
+}
