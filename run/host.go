@@ -81,7 +81,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 			}
 			p = abs
 		}
-		o.AllowUnix = append(o.AllowUnix, filepath.Clean(p))
+		o.AllowUnix = append(o.AllowUnix, canonicalSocket(filepath.Clean(p)))
 	}
 	for _, n := range s.KeepEnv {
 		if n == "" || strings.ContainsAny(n, "= ") {
@@ -112,6 +112,20 @@ func canonical(p string) (string, error) {
 		return "", errors.New("no such file or directory")
 	}
 	return c, err
+}
+
+// canonicalSocket is the absolute path p of an --allow-unix socket with
+// the symbolic links of its directory resolved now. A link at the
+// socket's own name is not followed (the socket need not exist yet, and
+// such a link may have been planted by an earlier sandboxed run): name
+// the socket it leads to. The sandbox follows no link at that path (the
+// hands opens it with RESOLVE_NO_SYMLINKS), so a link the child plants
+// there later leads nowhere.
+func canonicalSocket(p string) string {
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
 }
 
 // stdioPaths returns what the command's stdin, stdout and stderr are open

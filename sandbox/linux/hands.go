@@ -361,11 +361,21 @@ func (h *hands) ours(st unix.Stat_t) bool {
 }
 
 // allowedSocket reports whether st is the socket one of the --allow-unix
-// paths names now.
+// paths names now. The path is resolved without following any symbolic
+// link (wrun resolved those it had when it started): a link the child
+// plants at an allowed path it may write, or at a directory above it,
+// would otherwise make any socket it points to an allowed one.
 func (h *hands) allowedSocket(st unix.Stat_t) bool {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	for _, p := range h.allowed {
+		fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
+		if err != nil {
+			continue
+		}
 		var a unix.Stat_t
-		if unix.Stat(p, &a) == nil && a.Dev == st.Dev && a.Ino == st.Ino {
+		err = unix.Fstat(fd, &a)
+		unix.Close(fd)
+		if err == nil && a.Mode&unix.S_IFMT == unix.S_IFSOCK && a.Dev == st.Dev && a.Ino == st.Ino {
 			return true
 		}
 	}

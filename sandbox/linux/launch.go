@@ -317,7 +317,7 @@ func launch(pl *Plan, r *restriction, ready <-chan *ruleset, c sandbox.Command, 
 		Dir:   p.Cwd,
 		Env:   p.Env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setpgid: !interactive, Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		code := 126
@@ -386,6 +386,31 @@ func explainStart(argv0 string, err error) error {
 		return fmt.Errorf("%s: permission denied: the sandbox does not allow executing it, or it is not executable", argv0)
 	}
 	return fmt.Errorf("%s: %w", argv0, err)
+}
+
+// detach reports whether the command is to lead a session of its own: a
+// run that is not interactive and hands the command no terminal. The
+// session wrun runs in may still have a controlling terminal (a harness's,
+// where its user types): left in it, the command could open that terminal
+// as /dev/tty, write to it, and, ignoring SIGTTOU, make itself its
+// foreground and read what is typed there. In a session of its own it has
+// no controlling terminal (the kernel's guarantee), and /dev/tty fails
+// with ENXIO. Its session id is its pid, so it still leads the process
+// group wrun signals. A command given a terminal stays in wrun's session:
+// it holds that terminal anyway, and job control keeps working.
+func detach(interactive bool, c sandbox.Command) bool {
+	if interactive {
+		return false
+	}
+	for _, f := range append([]*os.File{c.Stdin, c.Stdout, c.Stderr}, c.ExtraFiles...) {
+		if f == nil {
+			continue
+		}
+		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // isForeground reports whether stdin is a terminal whose foreground process

@@ -69,6 +69,9 @@ type stage2Spec struct {
 	// Interactive: the command shares the terminal's foreground process
 	// group (it gets SIGINT and SIGQUIT from the terminal itself).
 	Interactive bool `json:"interactive,omitempty"`
+	// Detach: no descriptor the command gets is a terminal, so it leads
+	// a session of its own, with no controlling terminal (detach).
+	Detach bool `json:"detach,omitempty"`
 	// KeepBackground: the stage stays, reaping, until the last process of
 	// the sandbox has ended, rather than ending them with itself.
 	KeepBackground bool `json:"keep_background,omitempty"`
@@ -196,6 +199,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 		Argv:        c.Argv, Env: pl.Policy.Env, Cwd: pl.Policy.Cwd,
 		ExtraFDs:       len(c.ExtraFiles),
 		Interactive:    r.interactive,
+		Detach:         detach(r.interactive, c),
 		KeepBackground: pl.Options.KeepBackground,
 		AllowUnix:      pl.Policy.IPC.UnixSockets,
 		Ignored:        ignoredSignals(),
@@ -492,7 +496,7 @@ func Stage2() {
 		}
 		pid, err := syscall.ForkExec(path, spec.Argv, &syscall.ProcAttr{
 			Dir: spec.Cwd, Env: spec.Env, Files: files,
-			Sys: &syscall.SysProcAttr{Setpgid: !spec.Interactive, Pdeathsig: syscall.SIGKILL},
+			Sys: &syscall.SysProcAttr{Setsid: spec.Detach, Setpgid: !spec.Interactive && !spec.Detach, Pdeathsig: syscall.SIGKILL},
 		})
 		if err != nil {
 			code := 126
