@@ -4,9 +4,8 @@ package linux
 
 import (
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -14,31 +13,70 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestShieldFromHands: the stage starts the hands and, without waiting for
-// it to make itself undumpable, the command; shieldFromHands is what keeps
-// the command from the hands' memory meanwhile. A process stands in for
-// the hands: started from the restricted thread, in its domain, dumpable
-// (as the hands is between its exec and its PR_SET_DUMPABLE). Control:
-// without the shield the thread opens the process's memory for writing;
-// with it the kernel refuses, and refuses signals to it too.
-func TestShieldFromHands(t *testing.T) {
-	scoped := func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
-		return rulesetAttr{scoped: llScopeSignal}, nil
+// TestHandsDomainBeside: the stage starts the hands after the command,
+// from a thread it restricted with the command's ruleset apart from the
+// launch thread (handsLater), so the hands' Landlock domain is beside the
+// command's, and the hands may be dumpable while the command runs. What
+// keeps the command from the hands' memory and signals is that domain.
+// A process stands in for the hands, dumpable. Control: forked from the
+// command's own thread (its domain), the thread opens its memory for
+// writing and signals it; forked from a thread restricted apart with the
+// same ruleset, the kernel refuses both (memory from ABI 1, signals with
+// the signal scope of ABI 6).
+func TestHandsDomainBeside(t *testing.T) {
+	attr := func(abi int) rulesetAttr {
+		if abi >= 6 {
+			return rulesetAttr{handledFS: llMakeReg, scoped: llScopeSignal}
+		}
+		return rulesetAttr{handledFS: llMakeReg}
 	}
-	// reach starts the stand-in, shields the thread when asked, then
-	// opens /proc/PID/mem for writing (the attack) or signals it.
-	reach := func(shield bool, how string) func(dir, arg string) error {
-		return func(dir, arg string) error {
-			sleep, err := exec.LookPath("sleep")
+	ruleset := func(abi int) func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
+		return func(t testing.TB, dir string) (rulesetAttr, []fsRule) { return attr(abi), nil }
+	}
+	// standIn forks a dumpable process, from this thread or (beside) from
+	// a new thread restricted on its own with the same ruleset.
+	standIn := func(abi int, beside bool) (int, error) {
+		sleep, err := exec.LookPath("sleep")
+		if err != nil {
+			return 0, err
+		}
+		fork := func() (int, error) {
+			return syscall.ForkExec(sleep, []string{"sleep", "5"}, &syscall.ProcAttr{})
+		}
+		if !beside {
+			return fork()
+		}
+		type res struct {
+			pid int
+			err error
+		}
+		ch := make(chan res, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread is discarded
+			rs, err := buildRuleset(attr(abi), nil)
 			if err != nil {
-				return err
+				ch <- res{err: err}
+				return
 			}
-			pid, err := syscall.ForkExec(sleep, []string{"sleep", "5"}, &syscall.ProcAttr{})
+			defer rs.close()
+			if err := restrictThread(rs, false); err != nil {
+				ch <- res{err: err}
+				return
+			}
+			pid, err := fork()
+			ch <- res{pid, err}
+		}()
+		r := <-ch
+		return r.pid, r.err
+	}
+	reach := func(abi int, beside bool, how string) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			pid, err := standIn(abi, beside)
 			if err != nil {
 				return err
 			}
 			defer func() {
-				// From another thread: a shielded one may not signal it.
+				// From another thread, which may signal it.
 				done := make(chan struct{})
 				go func() {
 					_ = unix.Kill(pid, unix.SIGKILL)
@@ -48,11 +86,6 @@ func TestShieldFromHands(t *testing.T) {
 				}()
 				<-done
 			}()
-			if shield {
-				if err := shieldFromHands(); err != nil {
-					return err
-				}
-			}
 			if how == "signal" {
 				return unix.Kill(pid, unix.SIGCONT)
 			}
@@ -68,40 +101,12 @@ func TestShieldFromHands(t *testing.T) {
 			return nil
 		}
 	}
-	// A layer denies moving a file between directories unless it grants
-	// REFER: the shield must not (cargo renames its outputs into place).
-	referable := func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
-		return rulesetAttr{handledFS: llRefer | llMakeReg | llRemoveFile, scoped: llScopeSignal},
-			[]fsRule{{Path: dir, Access: llRefer | llMakeReg | llRemoveFile}}
-	}
-	dirs := func(t *testing.T, dir string) string {
-		for _, d := range []string{"a", "b"} {
-			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, "a", "f"), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return ""
-	}
-	move := func(shield bool) func(dir, arg string) error {
-		return func(dir, arg string) error {
-			if shield {
-				if err := shieldFromHands(); err != nil {
-					return err
-				}
-			}
-			return unix.Rename(filepath.Join(dir, "a", "f"), filepath.Join(dir, "b", "f"))
-		}
-	}
 	runCases(t, []kcase{
-		{name: "control/rename", abi: 6, landlock: referable, setup: dirs, op: move(false)},
-		{name: "shielded/rename", abi: 6, landlock: referable, setup: dirs, op: move(true)},
-		{name: "control/mem", abi: 6, landlock: scoped, op: reach(false, "mem")},
-		{name: "control/signal", abi: 6, landlock: scoped, op: reach(false, "signal")},
-		{name: "shielded/mem", abi: 6, landlock: scoped, op: reach(true, "mem"), want: unix.EACCES},
-		{name: "shielded/signal", abi: 6, landlock: scoped, op: reach(true, "signal"), want: unix.EPERM},
+		{name: "control/mem", abi: 1, landlock: ruleset(1), op: reach(1, false, "mem")},
+		{name: "control/signal", abi: 6, landlock: ruleset(6), op: reach(6, false, "signal")},
+		{name: "beside/mem", abi: 1, landlock: ruleset(1), op: reach(1, true, "mem"), want: unix.EACCES},
+		{name: "beside/mem-abi6", abi: 6, landlock: ruleset(6), op: reach(6, true, "mem"), want: unix.EACCES},
+		{name: "beside/signal", abi: 6, landlock: ruleset(6), op: reach(6, true, "signal"), want: unix.EPERM},
 	})
 }
 

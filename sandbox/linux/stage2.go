@@ -439,6 +439,25 @@ func Stage2() {
 		signal.Ignore(unix.Signal(s))
 	}
 
+	// The socket between wrun and the hands, where UNIX sockets are
+	// mediated; with Landlock the hands starts at wrun's first request,
+	// from a thread of its own domain (handsLater), restricted before the
+	// ruleset is closed.
+	wrunEnd, handsEnd := -1, -1
+	lazyHands := r.Filter.Mediate && rs != nil
+	if r.Filter.Mediate {
+		if wrunEnd, handsEnd, err = newHandsPair(); err != nil {
+			fail(125, err)
+		}
+	}
+	if lazyHands {
+		restricted := make(chan error, 1)
+		go handsLater(rs, r.AuditLog, handsEnd, spec.AllowUnix, spec.RefuseAbstract, restricted)
+		if err := <-restricted; err != nil {
+			fail(125, err)
+		}
+	}
+
 	// The launch thread: restricted, it forks the command and then stays,
 	// blocked, for as long as the stage lives (the command's
 	// PR_SET_PDEATHSIG is tied to it).
@@ -449,32 +468,30 @@ func Stage2() {
 	lc := make(chan launched, 1)
 	go func() {
 		runtime.LockOSThread()
-		var hp *handsProc
 		listener, err := restrictWith(r, rs, prog, func() error {
-			if !r.Filter.Mediate {
+			if !r.Filter.Mediate || lazyHands {
 				return nil
 			}
-			// Shielded, the command cannot reach the hands while it
-			// starts: it need not be waited for.
-			shield := canShieldHands(r)
-			var err error
-			if hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract, !shield); err != nil || !shield {
-				return err
-			}
-			return shieldFromHands()
+			// Without Landlock the command could reach a dumpable
+			// hands: it starts now, and is waited for.
+			err := execHands(handsEnd, spec.AllowUnix, spec.RefuseAbstract, true)
+			unix.Close(handsEnd)
+			return err
 		})
 		if err != nil {
 			lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
 			return
 		}
-		if hp != nil && !r.Filter.Mediate {
-			hp.stop() // an enclosing wrun holds the listener: no mediation
-			hp = nil
+		if wrunEnd >= 0 && !r.Filter.Mediate {
+			// An enclosing wrun holds the listener: no mediation. The
+			// hands, started or waiting to be, sees the socket's end.
+			unix.Close(wrunEnd)
+			wrunEnd = -1
 		}
 		if listener >= 0 {
 			fds := []int{listener}
-			if hp != nil {
-				fds = append(fds, hp.sock)
+			if wrunEnd >= 0 {
+				fds = append(fds, wrunEnd)
 			}
 			// Sent from another thread: this one is under the filter now,
 			// and its sendmsg would wait for the listener it sends.
@@ -482,8 +499,8 @@ func Stage2() {
 			go func() { sent <- send(stageMsg{Kind: stageListener}, fds) }()
 			err := <-sent
 			unix.Close(listener)
-			if hp != nil {
-				unix.Close(hp.sock)
+			if wrunEnd >= 0 {
+				unix.Close(wrunEnd)
 			}
 			if err != nil {
 				lc <- launched{err: &sandbox.StartError{Code: 125, Err: fmt.Errorf("handing the observer its descriptor: %w", err)}}
