@@ -441,8 +441,8 @@ func Stage2() {
 
 	// The socket between wrun and the hands, where UNIX sockets are
 	// mediated; with Landlock the hands starts at wrun's first request,
-	// from a thread of its own domain (handsLater), restricted before the
-	// ruleset is closed.
+	// from a thread of its own domain (handsLater), restricted beside the
+	// launch thread and before the command is forked.
 	wrunEnd, handsEnd := -1, -1
 	lazyHands := r.Filter.Mediate && rs != nil
 	if r.Filter.Mediate {
@@ -450,12 +450,10 @@ func Stage2() {
 			fail(125, err)
 		}
 	}
+	var handsRestricted chan error
 	if lazyHands {
-		restricted := make(chan error, 1)
-		go handsLater(rs, r.AuditLog, handsEnd, spec.AllowUnix, spec.RefuseAbstract, restricted)
-		if err := <-restricted; err != nil {
-			fail(125, err)
-		}
+		handsRestricted = make(chan error, 1)
+		go handsLater(rs, r.AuditLog, handsEnd, spec.AllowUnix, spec.RefuseAbstract, handsRestricted)
 	}
 
 	// The launch thread: restricted, it forks the command and then stays,
@@ -504,6 +502,12 @@ func Stage2() {
 			}
 			if err != nil {
 				lc <- launched{err: &sandbox.StartError{Code: 125, Err: fmt.Errorf("handing the observer its descriptor: %w", err)}}
+				return
+			}
+		}
+		if handsRestricted != nil {
+			if err := <-handsRestricted; err != nil {
+				lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
 				return
 			}
 		}
