@@ -208,7 +208,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 	// cloned into, before it restricts the launch thread.
 	spec.Restriction.InMountNS = false
 	spec.RefuseAbstract = !pl.netNS && !(spec.Restriction.Landlock && spec.Restriction.Scoped&llScopeAbstractUnix != 0)
-	cmd, back := sp.cmd, sp.back
+	back := sp.back
 	kill := sp.kill
 	if err := sp.sendDescriptors(c); err != nil {
 		kill()
@@ -263,7 +263,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 			}
 			go obs.run()
 		case stageStartError:
-			_ = cmd.Wait()
+			sp.wait()
 			if obs != nil {
 				obs.stop()
 			}
@@ -271,7 +271,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 			return
 		case stageStarted:
 			running = true
-			started <- startResult{pid: cmd.Process.Pid, obs: obs}
+			started <- startResult{pid: sp.pid, obs: obs}
 		case stageExited:
 			end.status, end.reported = msg.Status, true
 			if pl.Options.KeepBackground {
@@ -284,10 +284,9 @@ func serveStage(sp *stageProc, r *stageReq) {
 	// Every process of the sandbox has ended once the stage has: the kernel
 	// kills the rest of a PID namespace when its init exits, and the
 	// init's exit waits for them.
-	_ = cmd.Wait()
-	end.stage, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
+	end.stage = sp.wait()
 	if !running {
-		fail(125, fmt.Errorf("the sandbox's stage ended before starting the command (%v)", cmd.ProcessState))
+		fail(125, fmt.Errorf("the sandbox's stage ended before starting the command (%s)", describeWait(end.stage)))
 		return
 	}
 	done <- end
