@@ -40,7 +40,7 @@ type runFlags struct {
 
 // runCommand runs argv with run.Run and says what happened: human lines on
 // stderr as the run goes, or with --json one summary object at exit.
-func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
+func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File, early *run.Early) error {
 	// The escalation file is ready before the command starts: its
 	// directory resolved and held open, a stale request removed, and a
 	// path that cannot be written refused while nothing has run yet.
@@ -88,6 +88,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Approver:       run.TerminalApprover(),
 		Confirm:        run.ConfirmOnTerminal,
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
+		Early:          early,
 	}
 	st.apply(&cfg, rf.receiptFile)
 	for _, n := range st.eff.Notes {
