@@ -15,19 +15,18 @@ type prestage interface {
 	abandon()
 }
 
-// Early is a prestage started first thing in a program's main, before
-// its flags and config are read: that work (a few milliseconds) then
-// overlaps the stage's own start too.
+// Early is a prestage started before Run, as soon as the program has
+// checked its flags: the work before Run (reading the config, a few
+// milliseconds) then overlaps the stage's own start too.
 type Early struct {
 	mu  sync.Mutex
 	pre prestage
 }
 
-// StartEarly starts the stage for a run on the native platform with the
-// calling process's stdin, guessing keepBackground from the flags; the
-// launch checks the guess (Config.Early).
-func StartEarly(keepBackground bool) *Early {
-	return &Early{pre: startPrestage(Native(), keepBackground, os.Stdin)}
+// StartEarly starts the stage for a run on the native platform whose
+// command gets stdin, before Run (Config.Early).
+func StartEarly(keepBackground bool, stdin *os.File) *Early {
+	return &Early{pre: startPrestage(Native(), keepBackground, stdin)}
 }
 
 // take hands over the early prestage once; nil afterwards, and for a nil

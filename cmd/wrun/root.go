@@ -145,7 +145,7 @@ const examples = `  # read-only: look around, nothing can be written (the defaul
   wrun profile --os darwin --grant verify   # the macOS profile, for review
   wrun doctor`
 
-func newRootCmd(stdin, stdout, stderr *os.File, early *run.Early) *cobra.Command {
+func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	var pf policyFlags
 	var rf runFlags
 	var observe string
@@ -206,7 +206,7 @@ func newRootCmd(stdin, stdout, stderr *os.File, early *run.Early) *cobra.Command
 			if rf.noReceipt && rf.receiptFile != "" {
 				return &usageError{"--no-receipt and --receipt-file: give one"}
 			}
-			return runCommand(&pf, rf, args, stdin, stdout, stderr, early)
+			return runCommand(&pf, rf, args, stdin, stdout, stderr)
 		},
 	}
 	root.Flags().SetInterspersed(false)
@@ -238,45 +238,13 @@ func newRootCmd(stdin, stdout, stderr *os.File, early *run.Early) *cobra.Command
 	return root
 }
 
-// looksLikeRun reports whether args (without the program's name) run a
-// command the common way, flags and then "--" and the command, and
-// whether they ask to keep background processes: what an early stage's
-// shape needs. Anything else (a subcommand, help, the version, a command
-// without "--") starts its stage the usual way, when it runs one.
-func looksLikeRun(args []string) (keepBackground, ok bool) {
-	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
-		return false, false // a subcommand, or a command without "--"
-	}
-	for _, a := range args {
-		switch a {
-		case "--":
-			return keepBackground, true
-		case "-h", "--help", "--version":
-			return false, false
-		case "--keep-background", "--keep-background=true":
-			keepBackground = true
-		case "--keep-background=false":
-			keepBackground = false
-		}
-	}
-	return false, false
-}
-
 // execute runs wrun with args (os.Args[1:]) and returns its exit status.
 func execute(args []string, stdin, stdout, stderr *os.File) int {
 	if err := run.Init(); err != nil {
 		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
 		return exitWrunFailed
 	}
-	// The stage of a run starts before the flags are parsed and the config
-	// read, so that its start (the longest step of a launch) overlaps
-	// them too; a guess that proves wrong costs only that start.
-	var early *run.Early
-	if keepBackground, ok := looksLikeRun(args); ok {
-		early = run.StartEarly(keepBackground)
-	}
-	defer early.Abandon()
-	root := newRootCmd(stdin, stdout, stderr, early)
+	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
 	var ee *exitError

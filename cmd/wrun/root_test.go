@@ -24,29 +24,3 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version printed %q; want one line: wrun VERSION (commit C, goX)", line)
 	}
 }
-
-func TestLooksLikeRun(t *testing.T) {
-	for _, c := range []struct {
-		args     []string
-		keep, ok bool
-	}{
-		{[]string{"--grant", "verify", "--", "true"}, false, true},
-		{[]string{"--", "true"}, false, true},
-		{[]string{"--keep-background", "--", "sleep", "1"}, true, true},
-		{[]string{"--keep-background=true", "--grant=write", "--", "x"}, true, true},
-		{[]string{"--keep-background", "--keep-background=false", "--", "x"}, false, true},
-		{[]string{"--grant", "verify", "--", "x", "--keep-background"}, false, true}, // the command's
-		{[]string{"explain", "--", "true"}, false, false},
-		{[]string{"receipts", "--last", "3"}, false, false},
-		{[]string{"true"}, false, false},
-		{[]string{"--grant", "verify", "true"}, false, false},
-		{[]string{"--help", "--", "x"}, false, false},
-		{[]string{"--version"}, false, false},
-		{nil, false, false},
-	} {
-		keep, ok := looksLikeRun(c.args)
-		if keep != c.keep || ok != c.ok {
-			t.Errorf("looksLikeRun(%q) = %v, %v; want %v, %v", c.args, keep, ok, c.keep, c.ok)
-		}
-	}
-}
