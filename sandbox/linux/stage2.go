@@ -55,6 +55,10 @@ const Stage2Arg0 = "wrun:stage2"
 // stage2Spec is everything the stage needs, sent through a pipe: the
 // restriction the launch thread would apply, the view of the file system,
 // and the command.
+// specWarmup names every struct type of a stage2Spec once
+// (TestSpecWarmupCoversTheSpec).
+const specWarmup = `{"restriction":{"mounts":[{"path":""}],"rules":[{"Path":""}],"filter":{}},"writable":[{"Path":""}],"views":[{"path":"","keep":[{"Path":""}]}]}`
+
 type stage2Spec struct {
 	Restriction restriction `json:"restriction"`
 	// Writable are the plan's writable paths, bound back read-write over
@@ -397,6 +401,13 @@ func Stage2() {
 		close(sigReady)
 		for range drop {
 		}
+	}()
+	// encoding/json works out a struct type's fields at its first use,
+	// about 1 ms for the spec's types: done here while the stage waits for
+	// wrun (started ahead, it usually does), not once the spec is there.
+	go func() {
+		var s stage2Spec
+		_ = json.Unmarshal([]byte(specWarmup), &s)
 	}()
 	// The command's descriptors come first: the stage may have been
 	// started before wrun knew them (StartStage).
