@@ -70,6 +70,8 @@ func doUnix(op string, args []string) (ok bool, err error) {
 		return true, unixSelf(arg(0))
 	case "abstract-self":
 		return true, abstractSelf(arg(0))
+	case "reach-hands":
+		return true, reachHands(arg(0), arg(1))
 	case "unix-peercred":
 		return true, unixPeercred(arg(0))
 	case "unix-bench":
