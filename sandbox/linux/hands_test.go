@@ -4,6 +4,7 @@ package linux
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,7 +108,8 @@ func TestShieldFromHands(t *testing.T) {
 	})
 }
 
-// TestHandsDomainBeside: the stage starts the hands after the command,
+// TestHandsDomainBeside: below the abstract-socket scope (canHandsLater)
+// the stage starts the hands after the command,
 // from a thread it restricted with the command's ruleset apart from the
 // launch thread (handsLater), so the hands' Landlock domain is beside the
 // command's, and the hands may be dumpable while the command runs. What
@@ -285,5 +287,65 @@ func TestMediationBeforeAndWithoutHands(t *testing.T) {
 		if n := m.unreached.Load(); n != 1 {
 			t.Fatalf("%d calls counted as unreached, want 1", n)
 		}
+	})
+}
+
+// TestHandsBesideAbstract is why canHandsLater excludes the abstract-socket
+// scope: a domain beside the command's, scoping abstract sockets, cannot
+// connect to one the command created, and the hands makes the command's
+// connects. The restricted thread (the command's domain) listens on an
+// abstract address. Control: it connects to it itself; beside: a thread
+// restricted apart with the same ruleset is refused (EPERM).
+func TestHandsBesideAbstract(t *testing.T) {
+	attr := rulesetAttr{handledFS: llMakeReg, scoped: llScopeAbstractUnix | llScopeSignal}
+	ruleset := func(t testing.TB, dir string) (rulesetAttr, []fsRule) { return attr, nil }
+	connect := func(beside bool) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(ln)
+			addr := &unix.SockaddrUnix{Name: "@wrun-test-beside-" + strconv.Itoa(unix.Getpid())}
+			if err := unix.Bind(ln, addr); err != nil {
+				return err
+			}
+			if err := unix.Listen(ln, 1); err != nil {
+				return err
+			}
+			dial := func() error {
+				c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					return err
+				}
+				defer unix.Close(c)
+				return unix.Connect(c, addr)
+			}
+			if !beside {
+				return dial()
+			}
+			done := make(chan error, 1)
+			go func() {
+				runtime.LockOSThread() // never unlocked: the thread is discarded
+				// A failure to restrict is no errno: it cannot pass
+				// for the refusal.
+				rs, err := buildRuleset(attr, nil)
+				if err != nil {
+					done <- fmt.Errorf("ruleset: %v", err)
+					return
+				}
+				defer rs.close()
+				if err := restrictThread(rs, false); err != nil {
+					done <- fmt.Errorf("restricting: %v", err)
+					return
+				}
+				done <- dial()
+			}()
+			return <-done
+		}
+	}
+	runCases(t, []kcase{
+		{name: "control/same-domain", abi: 6, landlock: ruleset, op: connect(false)},
+		{name: "beside", abi: 6, landlock: ruleset, op: connect(true), want: unix.EPERM},
 	})
 }
