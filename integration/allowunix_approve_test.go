@@ -93,10 +93,11 @@ func findAlt(req *escalate.Request, id string) *escalate.Alternative {
 	return nil
 }
 
-// TestHandsDeathIsReported: the hands starts at the first mediated call,
-// in a Landlock domain beside the command's; from ABI 6 its signal scope
-// keeps the command from killing the hands, below ABI 6 it can (same
-// user). Either way a hands that is gone fails every mediated call with
+// TestHandsDeathIsReported: the hands starts at the first mediated call in
+// a Landlock domain beside the command's (below the abstract-socket
+// scope), or before the command with the command in a layer nested in its
+// domain; from ABI 6 the signal scope keeps the command from killing the
+// hands, below ABI 6 it can (same user). Either way a hands that is gone fails every mediated call with
 // EPERM, and wrun says so after the run rather than leaving the failures
 // silent: here the test kills the hands from outside while the command
 // waits. The control binds and connects with the hands alive, and no

@@ -201,10 +201,10 @@ func (l *auditLog) flush() {
 }
 
 // ours are the domains created by pid restrictor: the stage makes the
-// command's, and beside it the hands' (handsLater), with the same rules.
-// A denial is recorded under the domain of the process refused: the
-// command's own calls under the first, the calls the hands makes for it
-// under the second.
+// sandbox's and either, beside it, the hands' (handsLater), with the same
+// rules, or a layer nested in it that the command runs in
+// (shieldFromHands). A denial is recorded under the domain or layer that
+// refused it, so the command's are under any of them.
 func (l *auditLog) ours(restrictor int) []string {
 	var ids []string
 	for id, d := range l.domains {

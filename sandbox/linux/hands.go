@@ -33,16 +33,22 @@ import (
 // process, which performs it on the socket it was given, with the address
 // wrun copied, and returns the result; wrun answers the call with it.
 //
-// The hands is forked by the stage, from a thread restricted with the
-// command's ruleset and never under its seccomp filter (handsLater), at
-// wrun's first mediated call, and re-executes wrun: its Landlock domain
-// has the command's rules (so TCP rules, the abstract-socket scope and
-// make_sock apply to its calls exactly as to the command's), and it has
-// the command's namespaces and credentials. Nothing in the sandbox may
-// read or write its memory or take its descriptors: its domain is beside
-// the command's, not the same one nor one the command's is nested in, so
-// Landlock keeps the command from it (and, from ABI 6, from signalling
-// it). Without Landlock the stage starts it before the command and waits
+// The hands is forked by the stage from a thread restricted with the
+// command's ruleset and never under its seccomp filter, and re-executes
+// wrun: its Landlock domain has the command's rules (so TCP rules, the
+// abstract-socket scope and make_sock apply to its calls exactly as to
+// the command's), and it has the command's namespaces and credentials.
+// Nothing in the sandbox may read or write its memory or take its
+// descriptors. Where its domain scopes no abstract sockets
+// (canHandsLater) it starts at wrun's first mediated call, from a thread
+// of its own (handsLater): its domain is beside the command's, not the
+// same one nor one the command's is nested in, so Landlock keeps the
+// command from it (and, from ABI 6, from signalling it). With the
+// abstract-socket scope a domain beside the command's could not reach the
+// command's own abstract sockets: the hands starts before the command,
+// from the launch thread, and the command runs in a layer nested in the
+// hands' domain (shieldFromHands). Without Landlock (or the signal scope
+// the shield needs) the stage starts it before the command and waits
 // until it is undumpable, and the command can only kill it (the processes
 // share a uid). A hands that is gone makes every mediated call fail.
 //
@@ -617,7 +623,7 @@ func newHandsPair() (wrunEnd, handsEnd int, err error) {
 // a process sharing its uid could otherwise write its memory through
 // /proc/PID/mem), and the caller must start it before the command exists;
 // without, at once, which is for a hands in a domain the command cannot
-// reach (handsLater). Requests wrun sends meanwhile wait in the socket's
+// reach (handsLater, or shieldFromHands before the command starts). Requests wrun sends meanwhile wait in the socket's
 // buffer; a hands that dies before it serves closes its end, and wrun
 // refuses every mediated call (mediator.read). The caller keeps sock.
 func execHands(sock int, allowed []string, refuseAbstract, wait bool) error {
@@ -687,9 +693,10 @@ func execHands(sock int, allowed []string, refuseAbstract, wait bool) error {
 // from ABI 6 (the signal scope). The command can therefore never reach
 // the hands, dumpable or not, while the hands acts under the command's
 // rules (TCP ports, the abstract-socket scope, make_sock), so the hands
-// may start after the command exists. Without Landlock nothing keeps a
-// dumpable hands from the command: the stage then starts it before the
-// command, and waits (execHands with wait).
+// may start after the command exists. Only where rs scopes no abstract
+// sockets (canHandsLater): the scope would refuse the hands the command's
+// own. Elsewhere, and without Landlock, the stage starts the hands before
+// the command (Stage2's launch thread).
 func handsLater(rs *ruleset, auditLog bool, sock int, allowed []string, refuseAbstract bool, restricted chan<- error) {
 	runtime.LockOSThread()
 	if err := restrictThread(rs, auditLog); err != nil {
@@ -718,6 +725,52 @@ func handsLater(rs *ruleset, auditLog bool, sock int, allowed []string, refuseAb
 		return
 	}
 	select {}
+}
+
+// canHandsLater reports whether the hands may start at the first mediated
+// call, in a domain beside the command's (handsLater): under Landlock, and
+// only where its domain scopes no abstract UNIX sockets. A domain beside
+// the command's is outside it, so the abstract-socket scope would refuse
+// the hands every abstract socket the command binds (Landlock lets a
+// scoped domain reach only sockets created in it or in a domain nested in
+// it), and the command's connects to its own listeners would fail. There
+// the hands starts before the command instead, in the domain the
+// command's own is nested in (shieldFromHands).
+func canHandsLater(r *restriction) bool {
+	return r.Landlock && r.Scoped&llScopeAbstractUnix == 0
+}
+
+// canShieldHands reports whether shieldFromHands works under r: it needs
+// Landlock's signal scope (ABI 6, with its erratum fixed), the one right a
+// domain can handle without changing what the command may do.
+func canShieldHands(r *restriction) bool {
+	return r.Landlock && r.Scoped&llScopeSignal != 0
+}
+
+// shieldFromHands puts the calling thread, and with it the command it
+// forks next, into a Landlock domain nested in the one it shares with the
+// hands (a hands started before the command, where !canHandsLater).
+// Landlock lets a process reach another's memory, descriptors or signals
+// (ptrace access: /proc/PID/mem, pidfd_getfd; kill) only within its own
+// domain or ones nested in it, so the command can never reach the hands,
+// dumpable or not, while the hands still acts in the command's domain for
+// everything the command's rules decide, its abstract sockets included.
+// The new layer scopes signals, which the command's own domain scopes
+// already, so the only signals it stops are the command's to the hands
+// and to the stage's launch thread. It must also allow REFER everywhere:
+// a layer denies moving files between directories (EXDEV) unless it
+// handles REFER and grants it, even a layer that handles no file right.
+// Stage2 then need not wait for the hands to start.
+func shieldFromHands() error {
+	rs, err := buildRuleset(rulesetAttr{handledFS: llRefer, scoped: llScopeSignal}, []fsRule{{Path: "/", Access: llRefer}})
+	if err != nil {
+		return fmt.Errorf("shielding the socket mediation: %w", err)
+	}
+	defer rs.close()
+	if err := restrictSelf(rs, false); err != nil {
+		return fmt.Errorf("shielding the socket mediation: %w", err)
+	}
+	return nil
 }
 
 // parseRightsN is parseRights for a message with one or two descriptors.

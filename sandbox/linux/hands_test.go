@@ -4,7 +4,10 @@ package linux
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -13,7 +16,100 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestHandsDomainBeside: the stage starts the hands after the command,
+// TestShieldFromHands: where the hands' domain scopes abstract sockets
+// (!canHandsLater) the stage starts the hands and, without waiting for it
+// to make itself undumpable, the command; shieldFromHands is what keeps
+// the command from the hands' memory meanwhile. A process stands in for
+// the hands: started from the restricted thread, in its domain, dumpable
+// (as the hands is between its exec and its PR_SET_DUMPABLE). Control:
+// without the shield the thread opens the process's memory for writing;
+// with it the kernel refuses, and refuses signals to it too.
+func TestShieldFromHands(t *testing.T) {
+	scoped := func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
+		return rulesetAttr{scoped: llScopeSignal}, nil
+	}
+	// reach starts the stand-in, shields the thread when asked, then
+	// opens /proc/PID/mem for writing (the attack) or signals it.
+	reach := func(shield bool, how string) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			sleep, err := exec.LookPath("sleep")
+			if err != nil {
+				return err
+			}
+			pid, err := syscall.ForkExec(sleep, []string{"sleep", "5"}, &syscall.ProcAttr{})
+			if err != nil {
+				return err
+			}
+			defer func() {
+				// From another thread: a shielded one may not signal it.
+				done := make(chan struct{})
+				go func() {
+					_ = unix.Kill(pid, unix.SIGKILL)
+					var ws unix.WaitStatus
+					_, _ = unix.Wait4(pid, &ws, 0, nil)
+					close(done)
+				}()
+				<-done
+			}()
+			if shield {
+				if err := shieldFromHands(); err != nil {
+					return err
+				}
+			}
+			if how == "signal" {
+				return unix.Kill(pid, unix.SIGCONT)
+			}
+			fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
+			if err != nil {
+				var errno unix.Errno
+				if errors.As(err, &errno) {
+					return errno
+				}
+				return err
+			}
+			unix.Close(fd)
+			return nil
+		}
+	}
+	// A layer denies moving a file between directories unless it grants
+	// REFER: the shield must not (cargo renames its outputs into place).
+	referable := func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
+		return rulesetAttr{handledFS: llRefer | llMakeReg | llRemoveFile, scoped: llScopeSignal},
+			[]fsRule{{Path: dir, Access: llRefer | llMakeReg | llRemoveFile}}
+	}
+	dirs := func(t *testing.T, dir string) string {
+		for _, d := range []string{"a", "b"} {
+			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "a", "f"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return ""
+	}
+	move := func(shield bool) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			if shield {
+				if err := shieldFromHands(); err != nil {
+					return err
+				}
+			}
+			return unix.Rename(filepath.Join(dir, "a", "f"), filepath.Join(dir, "b", "f"))
+		}
+	}
+	runCases(t, []kcase{
+		{name: "control/rename", abi: 6, landlock: referable, setup: dirs, op: move(false)},
+		{name: "shielded/rename", abi: 6, landlock: referable, setup: dirs, op: move(true)},
+		{name: "control/mem", abi: 6, landlock: scoped, op: reach(false, "mem")},
+		{name: "control/signal", abi: 6, landlock: scoped, op: reach(false, "signal")},
+		{name: "shielded/mem", abi: 6, landlock: scoped, op: reach(true, "mem"), want: unix.EACCES},
+		{name: "shielded/signal", abi: 6, landlock: scoped, op: reach(true, "signal"), want: unix.EPERM},
+	})
+}
+
+// TestHandsDomainBeside: below the abstract-socket scope (canHandsLater)
+// the stage starts the hands after the command,
 // from a thread it restricted with the command's ruleset apart from the
 // launch thread (handsLater), so the hands' Landlock domain is beside the
 // command's, and the hands may be dumpable while the command runs. What
@@ -191,5 +287,65 @@ func TestMediationBeforeAndWithoutHands(t *testing.T) {
 		if n := m.unreached.Load(); n != 1 {
 			t.Fatalf("%d calls counted as unreached, want 1", n)
 		}
+	})
+}
+
+// TestHandsBesideAbstract is why canHandsLater excludes the abstract-socket
+// scope: a domain beside the command's, scoping abstract sockets, cannot
+// connect to one the command created, and the hands makes the command's
+// connects. The restricted thread (the command's domain) listens on an
+// abstract address. Control: it connects to it itself; beside: a thread
+// restricted apart with the same ruleset is refused (EPERM).
+func TestHandsBesideAbstract(t *testing.T) {
+	attr := rulesetAttr{handledFS: llMakeReg, scoped: llScopeAbstractUnix | llScopeSignal}
+	ruleset := func(t testing.TB, dir string) (rulesetAttr, []fsRule) { return attr, nil }
+	connect := func(beside bool) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(ln)
+			addr := &unix.SockaddrUnix{Name: "@wrun-test-beside-" + strconv.Itoa(unix.Getpid())}
+			if err := unix.Bind(ln, addr); err != nil {
+				return err
+			}
+			if err := unix.Listen(ln, 1); err != nil {
+				return err
+			}
+			dial := func() error {
+				c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					return err
+				}
+				defer unix.Close(c)
+				return unix.Connect(c, addr)
+			}
+			if !beside {
+				return dial()
+			}
+			done := make(chan error, 1)
+			go func() {
+				runtime.LockOSThread() // never unlocked: the thread is discarded
+				// A failure to restrict is no errno: it cannot pass
+				// for the refusal.
+				rs, err := buildRuleset(attr, nil)
+				if err != nil {
+					done <- fmt.Errorf("ruleset: %v", err)
+					return
+				}
+				defer rs.close()
+				if err := restrictThread(rs, false); err != nil {
+					done <- fmt.Errorf("restricting: %v", err)
+					return
+				}
+				done <- dial()
+			}()
+			return <-done
+		}
+	}
+	runCases(t, []kcase{
+		{name: "control/same-domain", abi: 6, landlock: ruleset, op: connect(false)},
+		{name: "beside", abi: 6, landlock: ruleset, op: connect(true), want: unix.EPERM},
 	})
 }

@@ -450,11 +450,12 @@ func Stage2() {
 	}
 
 	// The socket between wrun and the hands, where UNIX sockets are
-	// mediated; with Landlock the hands starts at wrun's first request,
-	// from a thread of its own domain (handsLater), restricted beside the
-	// launch thread and before the command is forked.
+	// mediated; with Landlock and no abstract-socket scope the hands
+	// starts at wrun's first request, from a thread of its own domain
+	// (handsLater), restricted beside the launch thread and before the
+	// command is forked.
 	wrunEnd, handsEnd := -1, -1
-	lazyHands := r.Filter.Mediate && rs != nil
+	lazyHands := r.Filter.Mediate && rs != nil && canHandsLater(r)
 	if r.Filter.Mediate {
 		if wrunEnd, handsEnd, err = newHandsPair(); err != nil {
 			fail(125, err)
@@ -480,11 +481,18 @@ func Stage2() {
 			if !r.Filter.Mediate || lazyHands {
 				return nil
 			}
-			// Without Landlock the command could reach a dumpable
-			// hands: it starts now, and is waited for.
-			err := execHands(handsEnd, spec.AllowUnix, spec.RefuseAbstract, true)
+			// The hands starts now, in the launch thread's domain. The
+			// command then runs in a layer nested in it, which keeps
+			// it from the hands (shieldFromHands); without one (no
+			// Landlock, or no signal scope) the command could reach
+			// a dumpable hands, and it is waited for.
+			shield := canShieldHands(r)
+			err := execHands(handsEnd, spec.AllowUnix, spec.RefuseAbstract, !shield)
 			unix.Close(handsEnd)
-			return err
+			if err != nil || !shield {
+				return err
+			}
+			return shieldFromHands()
 		})
 		if err != nil {
 			lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
