@@ -93,13 +93,15 @@ func findAlt(req *escalate.Request, id string) *escalate.Alternative {
 	return nil
 }
 
-// TestHandsDeathIsReported: from Landlock ABI 6 the command runs in a
-// layer nested in the hands' domain, whose signal scope keeps it from
-// killing the hands; below ABI 6 it can (same user, same domain). Either
-// way a hands that is gone fails every mediated call with EPERM, and wrun
-// says so after the run rather than leaving the failures silent: here the
-// test kills the hands from outside while the command waits. The control
-// binds and connects with the hands alive, and no warning is printed.
+// TestHandsDeathIsReported: the hands starts at the first mediated call in
+// a Landlock domain beside the command's (below the abstract-socket
+// scope), or before the command with the command in a layer nested in its
+// domain; from ABI 6 the signal scope keeps the command from killing the
+// hands, below ABI 6 it can (same user). Either way a hands that is gone fails every mediated call with
+// EPERM, and wrun says so after the run rather than leaving the failures
+// silent: here the test kills the hands from outside while the command
+// waits. The control binds and connects with the hands alive, and no
+// warning is printed.
 func TestHandsDeathIsReported(t *testing.T) {
 	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
 		t.Skip("the hands exist where UNIX sockets are mediated: through the stage, below Landlock ABI 9, with seccomp user notification")
@@ -107,23 +109,28 @@ func TestHandsDeathIsReported(t *testing.T) {
 	ws := workspace(t)
 	const warning = "the hands process"
 	self := bins.probe + ` unix-self "$TMPDIR"`
+	// The first call starts the hands (in a directory of its own: the
+	// call binds a fixed name).
+	first := `mkdir "$TMPDIR/first" && ` + bins.probe + ` unix-self "$TMPDIR/first"`
 	kill := `for p in /proc/[0-9]*; do if tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^wrun:stage2 hands'; then echo found; kill -9 ${p#/proc/} 2>/dev/null && echo killed; fi; done; sleep 0.2; `
-	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", kill+self)
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", first+"; "+kill+self)
 	if !strings.Contains(r.stdout, "found") {
 		t.Fatalf("the child found no hands process:\n%s", r)
 	}
-	if bins.features.LandlockABI >= 6 {
-		// The shield: the kill is refused, and the call still works.
+	// The ABI wrun runs at (the matrix lowers it with WRUN_LANDLOCK_ABI).
+	if abi := matrixFeatures(runOpts{}).LandlockABI; abi >= 6 {
+		// The signal scope: the kill is refused, and the call still works.
 		if strings.Contains(r.stdout, "killed") || r.code != 0 || strings.Contains(r.stderr, warning) {
-			t.Fatalf("at Landlock ABI %d the command killed the hands, or its call failed:\n%s", bins.features.LandlockABI, r)
+			t.Fatalf("at Landlock ABI %d the command killed the hands, or its call failed:\n%s", abi, r)
 		}
 	} else if !strings.Contains(r.stdout, "killed") || !strings.Contains(r.stdout, "EPERM") || !strings.Contains(r.stderr, warning) {
 		t.Fatalf("below ABI 6 the command kills the hands: want the call refused and a warning naming the hands:\n%s", r)
 	}
 
 	// The hands killed from outside while the command waits on its
-	// stdin: it first prints its PID namespace, which names its hands.
-	wait := `readlink /proc/self/ns/pid; read x; `
+	// stdin: it first starts the hands with a call, then prints its PID
+	// namespace, which names its hands.
+	wait := first + ` >/dev/null; readlink /proc/self/ns/pid; read x; `
 	cmd := exec.Command(bins.wrun, "--grant", "verify", "--", "sh", "-c", wait+self)
 	cmd.Dir = ws
 	stdin, err := cmd.StdinPipe()
@@ -146,8 +153,8 @@ func TestHandsDeathIsReported(t *testing.T) {
 		t.Fatalf("the command printed no PID namespace: %v\n%s", err, errb.String())
 	}
 	ns = strings.TrimSpace(ns)
-	// The hands may still be starting (the command does not wait for
-	// it): look for it a while.
+	// The hands may still be starting (the call was queued for it while
+	// it started): look for it a while.
 	killed := 0
 	for try := 0; killed == 0 && try < 200; try++ {
 		if try > 0 {

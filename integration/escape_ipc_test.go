@@ -246,3 +246,49 @@ func TestEscapeCrashTheObserver(t *testing.T) {
 		t.Fatal("the write outside succeeded")
 	}
 }
+
+// TestEscapeAbstractScopeKeepsOwn: the abstract-socket scope keeps the
+// command from abstract sockets outside its sandbox, not from its own.
+// The command's connect and addressed send are made by the hands, so
+// its domain must let the hands reach a socket the command created: a
+// listener the command binds, dialled by the command, echoes, and a
+// datagram it sends to its own bound socket arrives; in the same sandbox
+// a listener outside stays unreachable. Below ABI 6 (the matrix lowers
+// it with WRUN_LANDLOCK_ABI) only a grant without the network keeps the
+// command's own (a network namespace of the stage's holds them there; a
+// grant with the network refuses every abstract address:
+// TestEscapeAbstractSocketBelowScope). Control: the same probe without
+// wrun.
+func TestEscapeAbstractScopeKeepsOwn(t *testing.T) {
+	if !viaStage() || !bins.features.UserNotif {
+		t.Skip("needs the stage and seccomp user notification (the hands)")
+	}
+	grants := []string{"verify", "write", "verify,network=off"}
+	if matrixFeatures(runOpts{}).LandlockABI < 6 {
+		grants = []string{"verify,network=off", "write,network=off"}
+	}
+	ws := workspace(t)
+	name := "/wrun-test-own-abstract-" + strconv.Itoa(os.Getpid())
+	if got := bare(t, runOpts{dir: ws}, "abstract-self", name+"-bare"); got != "ok" {
+		t.Fatalf("control without wrun: %s", got)
+	}
+	outside := "/wrun-test-outside-abstract-" + strconv.Itoa(os.Getpid())
+	accepted := unixListener(t, "@"+outside)
+	for i, g := range grants {
+		t.Run(g+"/own", func(t *testing.T) {
+			if got := probe(t, runOpts{dir: ws}, g, "abstract-self", name+"-"+strconv.Itoa(i)); got != "ok" {
+				t.Errorf("--grant %s: the command's own abstract socket: %s, want ok", g, got)
+			}
+		})
+		t.Run(g+"/outside", func(t *testing.T) {
+			escapeAttempt(t)
+			got := probe(t, runOpts{dir: ws}, g, "abstract", outside)
+			if arrived(accepted, 200*time.Millisecond) {
+				t.Fatalf("ESCAPE under --grant %s: a connection to an abstract socket outside arrived (%s)", g, got)
+			}
+			if !strings.HasPrefix(got, "err ") {
+				t.Errorf("--grant %s: the abstract socket outside: %s, want a refusal", g, got)
+			}
+		})
+	}
+}

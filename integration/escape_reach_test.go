@@ -329,3 +329,48 @@ func TestExplainSaysWhatNoNamespacesLeaveOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestEscapeReachTheHands: the hands makes the command's UNIX socket
+// calls outside its seccomp filter, so its memory and its socket to wrun
+// must stay out of the command's reach, also while it starts (dumpable,
+// between its exec and its PR_SET_DUMPABLE). Below the abstract-socket
+// scope it starts at the first mediated call, after the command, in a
+// Landlock domain beside the command's; with the scope, before the
+// command, whose domain is nested in its own; without Landlock, before
+// the command, waited for until undumpable. In each, at this kernel's ABI
+// and lowered (WRUN_LANDLOCK_ABI), as root and as an unprivileged user,
+// the command races the hands' start (memory and pidfd_getfd of every new
+// process) and then opens its memory, its descriptor 3 and environment
+// through /proc and takes descriptor 3 with pidfd_getfd. Control: the
+// same acts against a dumpable child of the command's own succeed.
+func TestEscapeReachTheHands(t *testing.T) {
+	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
+		t.Skip("the hands exist where UNIX sockets are mediated: through the stage, below Landlock ABI 9, with seccomp user notification")
+	}
+	script := `mkdir "$TMPDIR/first" && ` + bins.probe + ` reach-hands "$TMPDIR/first" hands && ` + bins.probe + ` reach-hands "$TMPDIR" own`
+	for _, m := range []escapeMode{modeRoot, modeUserNS} {
+		for _, abi := range []int{bins.features.LandlockABI, 5, 1, 0} {
+			if abi > bins.features.LandlockABI {
+				continue
+			}
+			for _, g := range []string{"verify", "write"} {
+				t.Run(m.name+"/ABI "+strconv.Itoa(abi)+"/"+g, func(t *testing.T) {
+					m.usable(t)
+					escapeAttempt(t)
+					o := modeOpts(m, modeDir(t, m), "WRUN_LANDLOCK_ABI="+strconv.Itoa(abi))
+					r := wrun(t, o, "--grant", g, "--", "sh", "-c", script)
+					lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+					if r.code != 0 || len(lines) != 4 {
+						t.Fatalf("the probe did not run to its end:\n%s", r)
+					}
+					if want := "reached=[mem fd environ getfd] refused=[]"; lines[2] != want {
+						t.Fatalf("control: against a child of the command's own: %q, want %q\n%s", lines[2], want, r)
+					}
+					if !strings.HasPrefix(lines[0], "reached=[] ") {
+						t.Errorf("ESCAPE: the command reached the hands: %s\n%s", lines[0], r)
+					}
+				})
+			}
+		}
+	}
+}

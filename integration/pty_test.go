@@ -50,6 +50,39 @@ func TestPseudoTerminals(t *testing.T) {
 	})
 }
 
+// TestPseudoTerminalLimit: the sandbox's devpts instance holds at most
+// 256 pairs, so a command cannot use up the machine's pseudo-terminals
+// (kernel.pty.max, shared by every devpts instance but the host's) for
+// the containers and sandboxes beside it. The control opens more than
+// that without wrun.
+func TestPseudoTerminalLimit(t *testing.T) {
+	if !viaStage() {
+		t.Skip("the limit is the stage's own devpts instance's; without namespaces the sandbox opens no new pairs through /dev/pts")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3 to open pseudo-terminals in a loop")
+	}
+	ws := workspace(t)
+	script := `import os
+fds = []
+try:
+    while len(fds) < 300:
+        fds.append(os.openpty())
+except OSError as e:
+    print(len(fds), e.errno)
+else:
+    print(len(fds), 0)
+`
+	ctl := run(t, runOpts{dir: ws}, "python3", "-c", script)
+	if strings.TrimSpace(ctl.stdout) != "300 0" {
+		t.Fatalf("control: 300 pairs without wrun: %s", ctl)
+	}
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "python3", "-c", script)
+	if got := strings.TrimSpace(r.stdout); got != "256 "+strconv.Itoa(int(unix.ENOSPC)) {
+		t.Errorf("under --grant verify: %q, want 256 pairs, then ENOSPC:\n%s", got, r)
+	}
+}
+
 // TestEscapePseudoTerminalOutside: a terminal outside the sandbox (a pty
 // pair this test opens, as another session's would be) cannot be opened
 // by the child under any preset: through the stage the child's /dev/pts

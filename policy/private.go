@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -94,6 +97,13 @@ type ScanStats struct {
 }
 
 // privateHoles finds, in roots, what id may read and other users may not.
+// The roots are searched at once, each by a goroutine of its own (the
+// search runs at every launch, while the stage waits for the plan, and a
+// second core is usually idle then); their holes come in the order of
+// the roots, each root's in its search's order. budget bounds the entries
+// examined in all roots together: where it runs out, the directories not
+// yet searched are hidden whole (which ones can then differ between two
+// runs, since the roots share it).
 func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats, []string) {
 	start := time.Now()
 	var st ScanStats
@@ -109,9 +119,50 @@ func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats,
 		r.Path = p
 		real = append(real, r)
 	}
-	isRoot := func(p string, except int) bool {
-		for i, r := range real {
-			if i != except && r.Path == p {
+	results := make([]rootScan, len(real))
+	var used atomic.Int64
+	var wg sync.WaitGroup
+	for ri, r := range real {
+		if ri > 0 && slices.ContainsFunc(real[:ri], func(o ScanRoot) bool { return o.Path == r.Path }) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[ri] = scanRoot(real, ri, id, &used, int64(budget))
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		holes = append(holes, r.holes...)
+		st.Entries += r.entries
+		st.Dirs += r.dirs
+		st.Exhausted = st.Exhausted || r.exhausted
+	}
+	if st.Exhausted {
+		notes = append(notes, fmt.Sprintf("the search for files no other user may read stopped after %d entries: the directories it did not reach are hidden whole", budget))
+	}
+	st.Elapsed = time.Since(start)
+	return holes, st, notes
+}
+
+// rootScan is what the search of one root found.
+type rootScan struct {
+	holes         []Hole
+	entries, dirs int
+	exhausted     bool
+}
+
+// scanRoot searches roots[ri] breadth first, counting the entries it
+// examines in used, and stops where used reaches budget.
+func scanRoot(roots []ScanRoot, ri int, id Identity, used *atomic.Int64, budget int64) rootScan {
+	r := roots[ri]
+	var res rootScan
+	// Another root met in the search is left to its own (dirs only: a
+	// root is a directory).
+	isRoot := func(p string) bool {
+		for i, o := range roots {
+			if i != ri && o.Path == p {
 				return true
 			}
 		}
@@ -128,91 +179,92 @@ func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats,
 	// every directory: the search allocates little.
 	buf := make([]byte, 32<<10)
 	var ents []scanEntry
-	for ri, r := range real {
-		if ri > 0 && slices.ContainsFunc(real[:ri], func(o ScanRoot) bool { return o.Path == r.Path }) {
+	queue := []item{{r.Path, 0}}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if used.Load() >= budget {
+			res.exhausted = true
+			res.holes = append(res.holes, Hole{Path: it.path, Withheld: All &^ ReadDir,
+				Why: "not searched for files no other user may read (the search's budget ran out)"})
 			continue
 		}
-		queue := []item{{r.Path, 0}}
-		for len(queue) > 0 {
-			it := queue[0]
-			queue = queue[1:]
-			if st.Entries >= budget {
-				st.Exhausted = true
-				holes = append(holes, Hole{Path: it.path, Withheld: All &^ ReadDir,
-					Why: "not searched for files no other user may read (the search's budget ran out)"})
-				continue
-			}
-			d, list, err := listDir(it.path, buf, ents)
-			if err != nil {
-				continue
-			}
-			ents = list
-			st.Dirs++
-			for _, e := range ents {
-				st.Entries++
-				var fi fileStat
-				statted := false
-				if e.kind == kindUnknown {
-					// The file system does not say in the entry.
-					if fi, statted = d.stat(e.name); !statted {
-						continue
-					}
-					e.kind = fi.kind
-				}
-				if e.kind == kindSymlink {
-					continue // the target is judged where it lies
-				}
-				isDir := e.kind == kindDir
-				if isDir && r.FilesOnly {
-					continue
-				}
-				if !isDir && e.kind != kindRegular {
-					continue // devices, sockets, FIFOs: nothing stored to read
-				}
-				full := filepath.Join(it.path, e.name)
-				if isRoot(full, ri) {
-					continue
-				}
-				if !statted {
-					var ok bool
-					if fi, ok = d.stat(e.name); !ok {
-						continue
-					}
-				}
-				if fi.kind != e.kind {
-					// Replaced since it was listed: judged by what it is now.
-					isDir = fi.kind == kindDir
-					if isDir && r.FilesOnly || !isDir && fi.kind != kindRegular {
-						continue
-					}
-				}
-				perm := fi.perm
-				class := id.class(fi.uid, fi.gid) // the child's permission bits
-				mine := perm >> class & 0o7
-				other := perm & 0o7
-				if isDir {
-					// Others cannot list or enter it, the child can.
-					if class != 0 && mine&0o5 != 0 && other&0o5 != 0o5 {
-						holes = append(holes, Hole{Path: full, Withheld: All &^ ReadDir, Why: why(fi)})
-						continue
-					}
-					if mine&0o1 != 0 && (r.Depth == 0 || it.depth+1 < r.Depth) {
-						queue = append(queue, item{full, it.depth + 1})
-					}
-					continue
-				}
-				if class != 0 && mine&0o4 != 0 && other&0o4 == 0 && fi.size > 0 {
-					holes = append(holes, Hole{Path: full, Withheld: All &^ ReadDir, Why: why(fi)})
-				}
-			}
-			d.close()
+		d, list, err := listDir(it.path, buf, ents)
+		if err != nil {
+			continue
 		}
+		ents = list
+		res.dirs++
+		res.entries += len(ents)
+		used.Add(int64(len(ents)))
+		for _, e := range ents {
+			var fi fileStat
+			statted := false
+			if e.kind == kindUnknown {
+				// The file system does not say in the entry.
+				if fi, statted = d.stat(e.name); !statted {
+					continue
+				}
+				e.kind = fi.kind
+			}
+			if e.kind == kindSymlink {
+				continue // the target is judged where it lies
+			}
+			isDir := e.kind == kindDir
+			if isDir && r.FilesOnly {
+				continue
+			}
+			if !isDir && e.kind != kindRegular {
+				continue // devices, sockets, FIFOs: nothing stored to read
+			}
+			if !statted {
+				var ok bool
+				if fi, ok = d.stat(e.name); !ok {
+					continue
+				}
+			}
+			if fi.kind != e.kind {
+				// Replaced since it was listed: judged by what it is now.
+				isDir = fi.kind == kindDir
+				if isDir && r.FilesOnly || !isDir && fi.kind != kindRegular {
+					continue
+				}
+			}
+			perm := fi.perm
+			class := id.class(fi.uid, fi.gid) // the child's permission bits
+			mine := perm >> class & 0o7
+			other := perm & 0o7
+			if isDir {
+				full := joinName(it.path, e.name)
+				if isRoot(full) {
+					continue
+				}
+				// Others cannot list or enter it, the child can.
+				if class != 0 && mine&0o5 != 0 && other&0o5 != 0o5 {
+					res.holes = append(res.holes, Hole{Path: full, Withheld: All &^ ReadDir, Why: why(fi)})
+					continue
+				}
+				if mine&0o1 != 0 && (r.Depth == 0 || it.depth+1 < r.Depth) {
+					queue = append(queue, item{full, it.depth + 1})
+				}
+				continue
+			}
+			if class != 0 && mine&0o4 != 0 && other&0o4 == 0 && fi.size > 0 {
+				res.holes = append(res.holes, Hole{Path: joinName(it.path, e.name), Withheld: All &^ ReadDir, Why: why(fi)})
+			}
+		}
+		d.close()
 	}
-	if st.Exhausted {
-		notes = append(notes, fmt.Sprintf("the search for files no other user may read stopped after %d entries: the directories it did not reach are hidden whole", budget))
+	return res
+}
+
+// joinName is filepath.Join for a clean directory and one name, without
+// cleaning the result again.
+func joinName(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
 	}
-	st.Elapsed = time.Since(start)
-	return holes, st, notes
+	return dir + "/" + name
 }
 
 // class returns the shift of the permission bits that apply to id for a

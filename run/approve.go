@@ -222,9 +222,9 @@ func runApprover(ctx context.Context, command string, in []byte, timeout time.Du
 				}
 			}
 			if !gotExit {
-				waitErr = <-exited
+				<-exited // killed by wrun after it answered: no error of its
 				gotExit = true
-				waitErr = nil // killed by wrun after it answered
+				waitErr = nil
 			}
 		}
 	}

@@ -185,7 +185,13 @@ func Run(cfg Config) (Summary, error) {
 	// The stage starts now, and its start (a second Go program's, the
 	// longest step of a launch) overlaps the grant, the host facts and
 	// the policy work; a run that ends before its launch abandons it.
-	pre := startPrestage(pl, cfg.KeepBackground, orFile(cfg.Stdin, os.Stdin))
+	var pre prestage
+	if cfg.Platform == nil {
+		pre = cfg.Early.take()
+	}
+	if pre == nil {
+		pre = startPrestage(pl, cfg.KeepBackground, orFile(cfg.Stdin, os.Stdin))
+	}
 	defer pre.abandon()
 	env := cfg.env()
 	b, err := Resolve(cfg.Grant, cfg.Ceiling, env)

@@ -200,10 +200,11 @@ func (l *auditLog) flush() {
 	}
 }
 
-// ours are the domains created by pid restrictor: the sandbox's, and
-// (where the stage shields the hands) the layer nested in it that the
-// command runs in. A denial is recorded under the layer that refused
-// it, so the command's are under either.
+// ours are the domains created by pid restrictor: the stage makes the
+// sandbox's and either, beside it, the hands' (handsLater), with the same
+// rules, or a layer nested in it that the command runs in
+// (shieldFromHands). A denial is recorded under the domain or layer that
+// refused it, so the command's are under any of them.
 func (l *auditLog) ours(restrictor int) []string {
 	var ids []string
 	for id, d := range l.domains {

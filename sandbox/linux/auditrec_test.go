@@ -177,12 +177,11 @@ func TestMergeAuditBounded(t *testing.T) {
 	}
 }
 
-// TestAuditLogNestedLayerOfTheStage: where the stage shields the hands it
-// creates two domains, the sandbox's and the layer the command runs in,
-// both with the stage as their creator. A denial is recorded under the
-// layer that refused it, so the command's are under either; a thread of
-// the stage signalling another thread of its own is no denial of the
-// command's.
+// TestAuditLogNestedLayerOfTheStage: the stage creates two domains, the
+// command's and the hands' (and, before the hands had a domain of its
+// own, a layer nested in the sandbox's), both with the stage as their
+// creator. The command's denials are under either; a thread of the stage
+// signalling another thread of its own is no denial of the command's.
 func TestAuditLogNestedLayerOfTheStage(t *testing.T) {
 	recs := []netlinkMsg{
 		{auditLandlockAccess, `audit(1796214511.783:5): domain=1a blockers=fs.make_sym path="/w/.git/refs/tags" dev="vda" ino=19`},

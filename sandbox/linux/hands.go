@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,18 +33,24 @@ import (
 // process, which performs it on the socket it was given, with the address
 // wrun copied, and returns the result; wrun answers the call with it.
 //
-// The hands is forked by the stage from its restricted thread after
-// Landlock's restriction and before the command's seccomp filter, and
-// re-executes wrun: it has the command's Landlock domain (so TCP rules,
-// the abstract-socket scope and make_sock apply to its calls exactly as to
-// the command's), its namespaces and credentials. Nothing in the sandbox
-// may read or write its memory or take its descriptors: where Landlock
-// scopes signals the command runs in a domain nested in the hands'
-// (shieldFromHands), which keeps it from the hands altogether, and the
-// stage does not wait for the hands to start; elsewhere the stage waits
-// until the hands has made itself undumpable before the command exists,
-// and the command can only kill it (the processes share a uid and a
-// domain). A hands that is gone makes every mediated call fail.
+// The hands is forked by the stage from a thread restricted with the
+// command's ruleset and never under its seccomp filter, and re-executes
+// wrun: its Landlock domain has the command's rules (so TCP rules, the
+// abstract-socket scope and make_sock apply to its calls exactly as to
+// the command's), and it has the command's namespaces and credentials.
+// Nothing in the sandbox may read or write its memory or take its
+// descriptors. Where its domain scopes no abstract sockets
+// (canHandsLater) it starts at wrun's first mediated call, from a thread
+// of its own (handsLater): its domain is beside the command's, not the
+// same one nor one the command's is nested in, so Landlock keeps the
+// command from it (and, from ABI 6, from signalling it). With the
+// abstract-socket scope a domain beside the command's could not reach the
+// command's own abstract sockets: the hands starts before the command,
+// from the launch thread, and the command runs in a layer nested in the
+// hands' domain (shieldFromHands). Without Landlock (or the signal scope
+// the shield needs) the stage starts it before the command and waits
+// until it is undumpable, and the command can only kill it (the processes
+// share a uid). A hands that is gone makes every mediated call fail.
 //
 // A pathname address is checked here, without a gap: the target is opened
 // O_PATH as connect would resolve it (from the caller's working directory
@@ -117,8 +124,8 @@ const handsMaxFDs = 255
 // Hands is the hands process; Stage2 hands control to it when os.Args[1]
 // is handsArg. Descriptor 3 is its socket to wrun, 4 a pipe on which it
 // says it is ready (undumpable), or /dev/null when the stage does not wait
-// for that (shieldFromHands). It returns never: it exits when wrun closes
-// the socket.
+// for that (handsLater). It returns never: it exits when wrun closes the
+// socket.
 func Hands() {
 	if err := makeUndumpable(); err != nil {
 		os.Exit(125)
@@ -598,59 +605,60 @@ func handsExeRules() []fsRule {
 	return []fsRule{{Path: exe, Access: llExecute | llReadFile}}
 }
 
-// handsProc is a started hands process, from the stage's side.
-type handsProc struct {
-	pid  int
-	sock int // wrun's end of the hands' socket, to pass up
+// newHandsPair makes the socket between wrun and the hands: wrun's end,
+// then the hands'.
+func newHandsPair() (wrunEnd, handsEnd int, err error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, -1, fmt.Errorf("starting the socket mediation: %w", err)
+	}
+	return pair[0], pair[1], nil
 }
 
-// startHands forks and executes the hands from the calling thread, which
-// must be in the command's Landlock domain and not yet under its seccomp
-// filter. allowed are the --allow-unix paths. With wait it returns once
-// the hands is undumpable; without, at once, and the caller must call
-// shieldFromHands before it starts the command: between its exec and its
-// PR_SET_DUMPABLE the hands is dumpable, and a command sharing its domain
-// and uid could then write its memory (/proc/PID/mem) and make calls
-// outside the filter. Requests wrun sends meanwhile wait in the socket's
+// execHands forks and executes the hands from the calling thread, which
+// must be in a Landlock domain made from the command's ruleset and not
+// under its seccomp filter, with sock (the hands' end of newHandsPair) as
+// its socket. allowed are the --allow-unix paths. With wait it returns
+// once the hands is undumpable (between its exec and its PR_SET_DUMPABLE
+// a process sharing its uid could otherwise write its memory through
+// /proc/PID/mem), and the caller must start it before the command exists;
+// without, at once, which is for a hands in a domain the command cannot
+// reach (handsLater, or shieldFromHands before the command starts). Requests wrun sends meanwhile wait in the socket's
 // buffer; a hands that dies before it serves closes its end, and wrun
-// refuses every mediated call (mediator.read).
-func startHands(allowed []string, refuseAbstract, wait bool) (*handsProc, error) {
+// refuses every mediated call (mediator.read). The caller keeps sock.
+func execHands(sock int, allowed []string, refuseAbstract, wait bool) error {
 	mode := handsScoped
 	if refuseAbstract {
 		mode = handsRefuseAbstract
 	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("starting the socket mediation: %w", err)
-	}
 	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		closeAll(pair[:])
-		return nil, fmt.Errorf("starting the socket mediation: %w", err)
+		return fmt.Errorf("starting the socket mediation: %w", err)
 	}
+	defer unix.Close(null)
 	ready := [2]int{-1, null} // nobody waits: the hands says it to /dev/null
 	if wait {
 		if err := unix.Pipe2(ready[:], unix.O_CLOEXEC); err != nil {
-			closeAll([]int{pair[0], pair[1], null})
-			return nil, fmt.Errorf("starting the socket mediation: %w", err)
+			return fmt.Errorf("starting the socket mediation: %w", err)
 		}
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{Stage2Arg0, handsArg, mode}, allowed...), &syscall.ProcAttr{
 		Env:   []string{},
-		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(pair[1]), uintptr(ready[1])},
+		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(sock), uintptr(ready[1])},
 		// A session of its own: no terminal's signals reach it.
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
-	closeAll([]int{null, pair[1]})
 	if wait {
 		unix.Close(ready[1])
 	}
 	if err != nil {
-		closeAll([]int{pair[0], ready[0]})
-		return nil, fmt.Errorf("starting the socket mediation (executing wrun in the sandbox): %w", err)
+		if wait {
+			unix.Close(ready[0])
+		}
+		return fmt.Errorf("starting the socket mediation (executing wrun in the sandbox): %w", err)
 	}
 	if !wait {
-		return &handsProc{pid: pid, sock: pair[0]}, nil
+		return nil
 	}
 	var b [1]byte
 	n, err := unix.Read(ready[0], b[:])
@@ -659,11 +667,77 @@ func startHands(allowed []string, refuseAbstract, wait bool) (*handsProc, error)
 	}
 	unix.Close(ready[0])
 	if n != 1 {
-		unix.Close(pair[0])
 		_ = unix.Kill(pid, unix.SIGKILL)
-		return nil, fmt.Errorf("starting the socket mediation: the hands process ended before it was ready (%v)", err)
+		return fmt.Errorf("starting the socket mediation: the hands process ended before it was ready (%v)", err)
 	}
-	return &handsProc{pid: pid, sock: pair[0]}, nil
+	return nil
+}
+
+// handsLater is the thread the hands is started from, at wrun's first
+// mediated call rather than at every launch: a command that never makes
+// one (most: git status, ls, a build) pays no third start of wrun's
+// binary. It locks its thread and never unlocks it, restricts it with the
+// command's ruleset (rs) and says so on restricted, then waits until wrun
+// writes the first request on its end of sock's pair, and executes the
+// hands there (execHands without waiting); the thread then stays, the
+// hands' parent for its PR_SET_PDEATHSIG. When wrun's end is closed first
+// (the run ended, or an enclosing wrun holds the seccomp listener), it
+// returns, and the Go runtime discards the restricted thread. It owns
+// sock.
+//
+// The thread's landlock_restrict_self makes a domain of its own, with
+// the command's rules but beside the command's (the launch thread makes
+// that one): Landlock lets a process reach another's memory or
+// descriptors (ptrace access: /proc/PID/mem, pidfd_getfd) only in its own
+// domain or in ones nested in it, from ABI 1, and send it signals only so
+// from ABI 6 (the signal scope). The command can therefore never reach
+// the hands, dumpable or not, while the hands acts under the command's
+// rules (TCP ports, the abstract-socket scope, make_sock), so the hands
+// may start after the command exists. Only where rs scopes no abstract
+// sockets (canHandsLater): the scope would refuse the hands the command's
+// own. Elsewhere, and without Landlock, the stage starts the hands before
+// the command (Stage2's launch thread).
+func handsLater(rs *ruleset, auditLog bool, sock int, allowed []string, refuseAbstract bool, restricted chan<- error) {
+	runtime.LockOSThread()
+	if err := restrictThread(rs, auditLog); err != nil {
+		unix.Close(sock)
+		restricted <- fmt.Errorf("restricting the socket mediation: %w", err)
+		return
+	}
+	restricted <- nil
+	fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			unix.Close(sock)
+			return // wrun's end is closed: no call will come
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			break
+		}
+	}
+	err := execHands(sock, allowed, refuseAbstract, false)
+	unix.Close(sock) // without a hands, wrun then reads the end and refuses
+	if err != nil {
+		return
+	}
+	select {}
+}
+
+// canHandsLater reports whether the hands may start at the first mediated
+// call, in a domain beside the command's (handsLater): under Landlock, and
+// only where its domain scopes no abstract UNIX sockets. A domain beside
+// the command's is outside it, so the abstract-socket scope would refuse
+// the hands every abstract socket the command binds (Landlock lets a
+// scoped domain reach only sockets created in it or in a domain nested in
+// it), and the command's connects to its own listeners would fail. There
+// the hands starts before the command instead, in the domain the
+// command's own is nested in (shieldFromHands).
+func canHandsLater(r *restriction) bool {
+	return r.Landlock && r.Scoped&llScopeAbstractUnix == 0
 }
 
 // canShieldHands reports whether shieldFromHands works under r: it needs
@@ -675,17 +749,18 @@ func canShieldHands(r *restriction) bool {
 
 // shieldFromHands puts the calling thread, and with it the command it
 // forks next, into a Landlock domain nested in the one it shares with the
-// hands. Landlock lets a process reach another's memory, descriptors or
-// signals (ptrace access: /proc/PID/mem, pidfd_getfd; kill) only within
-// its own domain or ones nested in it, so the command can never reach the
-// hands, dumpable or not, while the hands still acts in the command's
-// domain for everything the command's rules decide. The new layer scopes
-// signals, which the command's own domain scopes already, so the only
-// signals it stops are the command's to the hands and to the stage's
-// launch thread. It must also allow REFER everywhere: a layer denies
-// moving files between directories (EXDEV) unless it handles REFER and
-// grants it, even a layer that handles no file right. Stage2 then need
-// not wait for the hands to start.
+// hands (a hands started before the command, where !canHandsLater).
+// Landlock lets a process reach another's memory, descriptors or signals
+// (ptrace access: /proc/PID/mem, pidfd_getfd; kill) only within its own
+// domain or ones nested in it, so the command can never reach the hands,
+// dumpable or not, while the hands still acts in the command's domain for
+// everything the command's rules decide, its abstract sockets included.
+// The new layer scopes signals, which the command's own domain scopes
+// already, so the only signals it stops are the command's to the hands
+// and to the stage's launch thread. It must also allow REFER everywhere:
+// a layer denies moving files between directories (EXDEV) unless it
+// handles REFER and grants it, even a layer that handles no file right.
+// Stage2 then need not wait for the hands to start.
 func shieldFromHands() error {
 	rs, err := buildRuleset(rulesetAttr{handledFS: llRefer, scoped: llScopeSignal}, []fsRule{{Path: "/", Access: llRefer}})
 	if err != nil {
@@ -696,12 +771,6 @@ func shieldFromHands() error {
 		return fmt.Errorf("shielding the socket mediation: %w", err)
 	}
 	return nil
-}
-
-// stop ends a hands process that will not be used.
-func (hp *handsProc) stop() {
-	unix.Close(hp.sock)
-	_ = unix.Kill(hp.pid, unix.SIGKILL)
 }
 
 // parseRightsN is parseRights for a message with one or two descriptors.

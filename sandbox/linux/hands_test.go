@@ -4,9 +4,11 @@ package linux
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -14,8 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestShieldFromHands: the stage starts the hands and, without waiting for
-// it to make itself undumpable, the command; shieldFromHands is what keeps
+// TestShieldFromHands: where the hands' domain scopes abstract sockets
+// (!canHandsLater) the stage starts the hands and, without waiting for it
+// to make itself undumpable, the command; shieldFromHands is what keeps
 // the command from the hands' memory meanwhile. A process stands in for
 // the hands: started from the restricted thread, in its domain, dumpable
 // (as the hands is between its exec and its PR_SET_DUMPABLE). Control:
@@ -105,6 +108,104 @@ func TestShieldFromHands(t *testing.T) {
 	})
 }
 
+// TestHandsDomainBeside: below the abstract-socket scope (canHandsLater)
+// the stage starts the hands after the command,
+// from a thread it restricted with the command's ruleset apart from the
+// launch thread (handsLater), so the hands' Landlock domain is beside the
+// command's, and the hands may be dumpable while the command runs. What
+// keeps the command from the hands' memory and signals is that domain.
+// A process stands in for the hands, dumpable. Control: forked from the
+// command's own thread (its domain), the thread opens its memory for
+// writing and signals it; forked from a thread restricted apart with the
+// same ruleset, the kernel refuses both (memory from ABI 1, signals with
+// the signal scope of ABI 6).
+func TestHandsDomainBeside(t *testing.T) {
+	attr := func(abi int) rulesetAttr {
+		if abi >= 6 {
+			return rulesetAttr{handledFS: llMakeReg, scoped: llScopeSignal}
+		}
+		return rulesetAttr{handledFS: llMakeReg}
+	}
+	ruleset := func(abi int) func(t testing.TB, dir string) (rulesetAttr, []fsRule) {
+		return func(t testing.TB, dir string) (rulesetAttr, []fsRule) { return attr(abi), nil }
+	}
+	// standIn forks a dumpable process, from this thread or (beside) from
+	// a new thread restricted on its own with the same ruleset.
+	standIn := func(abi int, beside bool) (int, error) {
+		sleep, err := exec.LookPath("sleep")
+		if err != nil {
+			return 0, err
+		}
+		fork := func() (int, error) {
+			return syscall.ForkExec(sleep, []string{"sleep", "5"}, &syscall.ProcAttr{})
+		}
+		if !beside {
+			return fork()
+		}
+		type res struct {
+			pid int
+			err error
+		}
+		ch := make(chan res, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread is discarded
+			rs, err := buildRuleset(attr(abi), nil)
+			if err != nil {
+				ch <- res{err: err}
+				return
+			}
+			defer rs.close()
+			if err := restrictThread(rs, false); err != nil {
+				ch <- res{err: err}
+				return
+			}
+			pid, err := fork()
+			ch <- res{pid, err}
+		}()
+		r := <-ch
+		return r.pid, r.err
+	}
+	reach := func(abi int, beside bool, how string) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			pid, err := standIn(abi, beside)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				// From another thread, which may signal it.
+				done := make(chan struct{})
+				go func() {
+					_ = unix.Kill(pid, unix.SIGKILL)
+					var ws unix.WaitStatus
+					_, _ = unix.Wait4(pid, &ws, 0, nil)
+					close(done)
+				}()
+				<-done
+			}()
+			if how == "signal" {
+				return unix.Kill(pid, unix.SIGCONT)
+			}
+			fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
+			if err != nil {
+				var errno unix.Errno
+				if errors.As(err, &errno) {
+					return errno
+				}
+				return err
+			}
+			unix.Close(fd)
+			return nil
+		}
+	}
+	runCases(t, []kcase{
+		{name: "control/mem", abi: 1, landlock: ruleset(1), op: reach(1, false, "mem")},
+		{name: "control/signal", abi: 6, landlock: ruleset(6), op: reach(6, false, "signal")},
+		{name: "beside/mem", abi: 1, landlock: ruleset(1), op: reach(1, true, "mem"), want: unix.EACCES},
+		{name: "beside/mem-abi6", abi: 6, landlock: ruleset(6), op: reach(6, true, "mem"), want: unix.EACCES},
+		{name: "beside/signal", abi: 6, landlock: ruleset(6), op: reach(6, true, "signal"), want: unix.EPERM},
+	})
+}
+
 // TestMediationBeforeAndWithoutHands: the stage no longer waits for the
 // hands, so wrun's first request may come before the hands serves: it
 // waits in the socket and is answered once the hands runs (the real
@@ -186,5 +287,65 @@ func TestMediationBeforeAndWithoutHands(t *testing.T) {
 		if n := m.unreached.Load(); n != 1 {
 			t.Fatalf("%d calls counted as unreached, want 1", n)
 		}
+	})
+}
+
+// TestHandsBesideAbstract is why canHandsLater excludes the abstract-socket
+// scope: a domain beside the command's, scoping abstract sockets, cannot
+// connect to one the command created, and the hands makes the command's
+// connects. The restricted thread (the command's domain) listens on an
+// abstract address. Control: it connects to it itself; beside: a thread
+// restricted apart with the same ruleset is refused (EPERM).
+func TestHandsBesideAbstract(t *testing.T) {
+	attr := rulesetAttr{handledFS: llMakeReg, scoped: llScopeAbstractUnix | llScopeSignal}
+	ruleset := func(t testing.TB, dir string) (rulesetAttr, []fsRule) { return attr, nil }
+	connect := func(beside bool) func(dir, arg string) error {
+		return func(dir, arg string) error {
+			ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(ln)
+			addr := &unix.SockaddrUnix{Name: "@wrun-test-beside-" + strconv.Itoa(unix.Getpid())}
+			if err := unix.Bind(ln, addr); err != nil {
+				return err
+			}
+			if err := unix.Listen(ln, 1); err != nil {
+				return err
+			}
+			dial := func() error {
+				c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					return err
+				}
+				defer unix.Close(c)
+				return unix.Connect(c, addr)
+			}
+			if !beside {
+				return dial()
+			}
+			done := make(chan error, 1)
+			go func() {
+				runtime.LockOSThread() // never unlocked: the thread is discarded
+				// A failure to restrict is no errno: it cannot pass
+				// for the refusal.
+				rs, err := buildRuleset(attr, nil)
+				if err != nil {
+					done <- fmt.Errorf("ruleset: %v", err)
+					return
+				}
+				defer rs.close()
+				if err := restrictThread(rs, false); err != nil {
+					done <- fmt.Errorf("restricting: %v", err)
+					return
+				}
+				done <- dial()
+			}()
+			return <-done
+		}
+	}
+	runCases(t, []kcase{
+		{name: "control/same-domain", abi: 6, landlock: ruleset, op: connect(false)},
+		{name: "beside", abi: 6, landlock: ruleset, op: connect(true), want: unix.EPERM},
 	})
 }

@@ -179,13 +179,16 @@ func (m *mediator) call(r request) handsAnswer {
 		}
 	}
 	if err != nil {
+		// The reader may have failed the call already, when it saw the
+		// hands' end meanwhile: then it has counted it too.
 		m.mu.Lock()
+		_, mine := m.pending[id]
 		delete(m.pending, id)
 		m.mu.Unlock()
 		errno := unix.EPERM
 		if errors.Is(err, unix.EMSGSIZE) || errors.Is(err, unix.ENOBUFS) {
 			errno = unix.EMSGSIZE
-		} else {
+		} else if mine {
 			m.lost()
 		}
 		return handsAnswer{ret: -1, errno: errno}

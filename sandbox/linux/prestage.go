@@ -3,9 +3,9 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
@@ -120,7 +120,7 @@ func startStage(ps *Prestage, r *stageReq) {
 
 // stageProc is a started stage, from wrun's side.
 type stageProc struct {
-	cmd   *exec.Cmd
+	pid   int      // wrun's child: its number stays its own until wrun reaps it
 	specW *os.File // the spec goes here
 	back  *os.File // the stage's messages, and the command's descriptors
 }
@@ -192,26 +192,47 @@ func startStageProc(s stageShape) (*stageProc, error) {
 		// needs (mounts, dropping the bounding set) as ambient.
 		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
-	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{Stage2Arg0},
-		Env:         []string{},
-		Dir:         "/",
-		ExtraFiles:  []*os.File{specR, childEnd},
-		SysProcAttr: attr,
-	}
-	if err := cmd.Start(); err != nil {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
 		specW.Close()
 		back.Close()
-		return nil, err
+		return nil, fmt.Errorf("opening /dev/null: %w", err)
 	}
-	return &stageProc{cmd: cmd, specW: specW, back: back}, nil
+	defer unix.Close(null)
+	// syscall.ForkExec rather than os/exec: os/exec's first start in a
+	// process forks a throwaway child to learn whether pidfds work, on
+	// the launch's critical path, and wrun needs no pidfd for its own
+	// child, which it reaps itself.
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{Stage2Arg0}, &syscall.ProcAttr{
+		Dir:   "/",
+		Env:   []string{},
+		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), specR.Fd(), childEnd.Fd()},
+		Sys:   attr,
+	})
+	runtime.KeepAlive(specR)
+	runtime.KeepAlive(childEnd)
+	if err != nil {
+		specW.Close()
+		back.Close()
+		return nil, fmt.Errorf("executing the stage: %w", err)
+	}
+	return &stageProc{pid: pid, specW: specW, back: back}, nil
+}
+
+// wait reaps the stage and returns its wait status.
+func (sp *stageProc) wait() syscall.WaitStatus {
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(sp.pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {
+			return ws
+		}
+	}
 }
 
 // kill ends the stage and reaps it.
 func (sp *stageProc) kill() {
-	_ = sp.cmd.Process.Kill()
-	_ = sp.cmd.Wait()
+	_ = unix.Kill(sp.pid, unix.SIGKILL)
+	sp.wait()
 }
 
 func (sp *stageProc) close() {

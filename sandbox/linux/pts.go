@@ -68,8 +68,15 @@ func privateDevRules() []policy.Rule {
 // ptsOptions: every mount of devpts is a new instance (since Linux 4.7;
 // "newinstance" says so to older kernels); its ptmx is usable by the
 // child, and a new pair's terminal belongs to its creator only (no group
-// option: the tty group may not be mapped in a user namespace).
-const ptsOptions = "newinstance,ptmxmode=0666,mode=0600"
+// option: the tty group may not be mapped in a user namespace). The
+// instance holds at most 256 pairs: the kernel's limit
+// (kernel.pty.max, less the pty.reserve kept for the host's own
+// instance) is shared by every other instance on the machine, which a
+// sandbox could otherwise use up for all the containers and other
+// sandboxes beside it.
+// 256 pairs is far more than a test suite of terminal programs opens at
+// once.
+const ptsOptions = "newinstance,ptmxmode=0666,mode=0600,max=256"
 
 // ptsAccess is what the child may do in its own devpts instance: list it,
 // open, read, write and configure (ioctl) its terminals.

@@ -105,18 +105,8 @@ func restrictWith(r *restriction, rs *ruleset, prog []bpf.Instruction, beforeFil
 			}
 		}
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return -1, fmt.Errorf("setting no_new_privs: %w", err)
-	}
-	// As root, or as the first process of a user namespace, the thread
-	// holds capabilities the child must not inherit.
-	if err := dropCapabilities(); err != nil {
+	if err := restrictThread(rs, r.AuditLog); err != nil {
 		return -1, err
-	}
-	if rs != nil {
-		if err := restrictSelf(rs, r.AuditLog); err != nil {
-			return -1, err
-		}
 	}
 	if beforeFilter != nil {
 		if err := beforeFilter(); err != nil {
@@ -140,6 +130,27 @@ func restrictWith(r *restriction, rs *ruleset, prog []bpf.Instruction, beforeFil
 		return loadFilter(buildFilter(r.Filter), false)
 	}
 	return fd, err
+}
+
+// restrictThread sets no_new_privs on the calling thread, drops its
+// capabilities and, with rs, puts it in a new Landlock domain made from
+// rs: the Landlock part of restrict, shared with the hands' thread
+// (handsLater).
+func restrictThread(rs *ruleset, auditLog bool) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	// As root, or as the first process of a user namespace, the thread
+	// holds capabilities the child must not inherit.
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if rs != nil {
+		if err := restrictSelf(rs, auditLog); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropCapabilities empties the calling thread's ambient, inheritable,

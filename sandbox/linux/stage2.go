@@ -55,6 +55,10 @@ const Stage2Arg0 = "wrun:stage2"
 // stage2Spec is everything the stage needs, sent through a pipe: the
 // restriction the launch thread would apply, the view of the file system,
 // and the command.
+// specWarmup names every struct type of a stage2Spec once
+// (TestSpecWarmupCoversTheSpec).
+const specWarmup = `{"restriction":{"mounts":[{"path":""}],"rules":[{"Path":""}],"filter":{}},"writable":[{"Path":""}],"views":[{"path":"","keep":[{"Path":""}]}]}`
+
 type stage2Spec struct {
 	Restriction restriction `json:"restriction"`
 	// Writable are the plan's writable paths, bound back read-write over
@@ -208,7 +212,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 	// cloned into, before it restricts the launch thread.
 	spec.Restriction.InMountNS = false
 	spec.RefuseAbstract = !pl.netNS && !(spec.Restriction.Landlock && spec.Restriction.Scoped&llScopeAbstractUnix != 0)
-	cmd, back := sp.cmd, sp.back
+	back := sp.back
 	kill := sp.kill
 	if err := sp.sendDescriptors(c); err != nil {
 		kill()
@@ -263,7 +267,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 			}
 			go obs.run()
 		case stageStartError:
-			_ = cmd.Wait()
+			sp.wait()
 			if obs != nil {
 				obs.stop()
 			}
@@ -271,7 +275,7 @@ func serveStage(sp *stageProc, r *stageReq) {
 			return
 		case stageStarted:
 			running = true
-			started <- startResult{pid: cmd.Process.Pid, obs: obs}
+			started <- startResult{pid: sp.pid, obs: obs}
 		case stageExited:
 			end.status, end.reported = msg.Status, true
 			if pl.Options.KeepBackground {
@@ -284,10 +288,9 @@ func serveStage(sp *stageProc, r *stageReq) {
 	// Every process of the sandbox has ended once the stage has: the kernel
 	// kills the rest of a PID namespace when its init exits, and the
 	// init's exit waits for them.
-	_ = cmd.Wait()
-	end.stage, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
+	end.stage = sp.wait()
 	if !running {
-		fail(125, fmt.Errorf("the sandbox's stage ended before starting the command (%v)", cmd.ProcessState))
+		fail(125, fmt.Errorf("the sandbox's stage ended before starting the command (%s)", describeWait(end.stage)))
 		return
 	}
 	done <- end
@@ -399,6 +402,13 @@ func Stage2() {
 		for range drop {
 		}
 	}()
+	// encoding/json works out a struct type's fields at its first use,
+	// about 1 ms for the spec's types: done here while the stage waits for
+	// wrun (started ahead, it usually does), not once the spec is there.
+	go func() {
+		var s stage2Spec
+		_ = json.Unmarshal([]byte(specWarmup), &s)
+	}()
 	// The command's descriptors come first: the stage may have been
 	// started before wrun knew them (StartStage).
 	extra, err := takeDescriptors(back)
@@ -439,6 +449,24 @@ func Stage2() {
 		signal.Ignore(unix.Signal(s))
 	}
 
+	// The socket between wrun and the hands, where UNIX sockets are
+	// mediated; with Landlock and no abstract-socket scope the hands
+	// starts at wrun's first request, from a thread of its own domain
+	// (handsLater), restricted beside the launch thread and before the
+	// command is forked.
+	wrunEnd, handsEnd := -1, -1
+	lazyHands := r.Filter.Mediate && rs != nil && canHandsLater(r)
+	if r.Filter.Mediate {
+		if wrunEnd, handsEnd, err = newHandsPair(); err != nil {
+			fail(125, err)
+		}
+	}
+	var handsRestricted chan error
+	if lazyHands {
+		handsRestricted = make(chan error, 1)
+		go handsLater(rs, r.AuditLog, handsEnd, spec.AllowUnix, spec.RefuseAbstract, handsRestricted)
+	}
+
 	// The launch thread: restricted, it forks the command and then stays,
 	// blocked, for as long as the stage lives (the command's
 	// PR_SET_PDEATHSIG is tied to it).
@@ -449,16 +477,19 @@ func Stage2() {
 	lc := make(chan launched, 1)
 	go func() {
 		runtime.LockOSThread()
-		var hp *handsProc
 		listener, err := restrictWith(r, rs, prog, func() error {
-			if !r.Filter.Mediate {
+			if !r.Filter.Mediate || lazyHands {
 				return nil
 			}
-			// Shielded, the command cannot reach the hands while it
-			// starts: it need not be waited for.
+			// The hands starts now, in the launch thread's domain. The
+			// command then runs in a layer nested in it, which keeps
+			// it from the hands (shieldFromHands); without one (no
+			// Landlock, or no signal scope) the command could reach
+			// a dumpable hands, and it is waited for.
 			shield := canShieldHands(r)
-			var err error
-			if hp, err = startHands(spec.AllowUnix, spec.RefuseAbstract, !shield); err != nil || !shield {
+			err := execHands(handsEnd, spec.AllowUnix, spec.RefuseAbstract, !shield)
+			unix.Close(handsEnd)
+			if err != nil || !shield {
 				return err
 			}
 			return shieldFromHands()
@@ -467,14 +498,16 @@ func Stage2() {
 			lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
 			return
 		}
-		if hp != nil && !r.Filter.Mediate {
-			hp.stop() // an enclosing wrun holds the listener: no mediation
-			hp = nil
+		if wrunEnd >= 0 && !r.Filter.Mediate {
+			// An enclosing wrun holds the listener: no mediation. The
+			// hands, started or waiting to be, sees the socket's end.
+			unix.Close(wrunEnd)
+			wrunEnd = -1
 		}
 		if listener >= 0 {
 			fds := []int{listener}
-			if hp != nil {
-				fds = append(fds, hp.sock)
+			if wrunEnd >= 0 {
+				fds = append(fds, wrunEnd)
 			}
 			// Sent from another thread: this one is under the filter now,
 			// and its sendmsg would wait for the listener it sends.
@@ -482,11 +515,17 @@ func Stage2() {
 			go func() { sent <- send(stageMsg{Kind: stageListener}, fds) }()
 			err := <-sent
 			unix.Close(listener)
-			if hp != nil {
-				unix.Close(hp.sock)
+			if wrunEnd >= 0 {
+				unix.Close(wrunEnd)
 			}
 			if err != nil {
 				lc <- launched{err: &sandbox.StartError{Code: 125, Err: fmt.Errorf("handing the observer its descriptor: %w", err)}}
+				return
+			}
+		}
+		if handsRestricted != nil {
+			if err := <-handsRestricted; err != nil {
+				lc <- launched{err: &sandbox.StartError{Code: 125, Err: err}}
 				return
 			}
 		}

@@ -122,3 +122,56 @@ func TestStage2SpecRestriction(t *testing.T) {
 		t.Errorf("audit log %v, in mount namespace %v", thread.AuditLog, thread.InMountNS)
 	}
 }
+
+// TestSpecWarmupCoversTheSpec: the stage decodes specWarmup ahead of the
+// spec so that encoding/json knows the spec's types; it must name only
+// fields the spec has, and reach every struct type in it.
+func TestSpecWarmupCoversTheSpec(t *testing.T) {
+	d := json.NewDecoder(strings.NewReader(specWarmup))
+	d.DisallowUnknownFields()
+	var s stage2Spec
+	if err := d.Decode(&s); err != nil {
+		t.Fatalf("specWarmup names a field the spec does not have: %v", err)
+	}
+	reached := map[reflect.Type]bool{}
+	var mark func(v reflect.Value)
+	mark = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Struct:
+			reached[v.Type()] = true
+			for i := 0; i < v.NumField(); i++ {
+				mark(v.Field(i))
+			}
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				mark(v.Index(i))
+			}
+		}
+	}
+	mark(reflect.ValueOf(s))
+	var walk func(t reflect.Type, seen map[reflect.Type]bool)
+	var missing []string
+	walk = func(typ reflect.Type, seen map[reflect.Type]bool) {
+		switch typ.Kind() {
+		case reflect.Struct:
+			if seen[typ] {
+				return
+			}
+			seen[typ] = true
+			if !reached[typ] {
+				missing = append(missing, typ.String())
+			}
+			for i := 0; i < typ.NumField(); i++ {
+				if typ.Field(i).IsExported() && typ.Field(i).Tag.Get("json") != "-" {
+					walk(typ.Field(i).Type, seen)
+				}
+			}
+		case reflect.Slice, reflect.Pointer, reflect.Array:
+			walk(typ.Elem(), seen)
+		}
+	}
+	walk(reflect.TypeOf(s), map[reflect.Type]bool{})
+	if len(missing) > 0 {
+		t.Errorf("specWarmup does not reach %v", missing)
+	}
+}

@@ -68,6 +68,10 @@ func doUnix(op string, args []string) (ok bool, err error) {
 		return true, sendDgram(fds[0], arg(0), op == "dgram-pair-sendmsg")
 	case "unix-self":
 		return true, unixSelf(arg(0))
+	case "abstract-self":
+		return true, abstractSelf(arg(0))
+	case "reach-hands":
+		return true, reachHands(arg(0), arg(1))
 	case "unix-peercred":
 		return true, unixPeercred(arg(0))
 	case "unix-bench":
@@ -78,6 +82,57 @@ func doUnix(op string, args []string) (ok bool, err error) {
 		return true, unixRace(arg(0), arg(1), arg(2), n)
 	}
 	return false, nil
+}
+
+// abstractSelf listens on the abstract UNIX address "@"+name and talks
+// to it, then binds a datagram socket at "@"+name+"-dgram" and sends it
+// one datagram from an unbound socket: the sandbox's own abstract sockets,
+// which its scope must leave reachable.
+func abstractSelf(name string) error {
+	ln, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		return fmt.Errorf("listen: %w", unwrap(err))
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		b := make([]byte, 16)
+		n, _ := c.Read(b)
+		c.Write(b[:n])
+		c.Close()
+	}()
+	c, err := net.Dial("unix", "@"+name)
+	if err != nil {
+		return fmt.Errorf("dial: %w", unwrap(err))
+	}
+	c.Write([]byte("ping"))
+	b := make([]byte, 16)
+	n, err := c.Read(b)
+	c.Close()
+	if err != nil || string(b[:n]) != "ping" {
+		return fmt.Errorf("echo: %q %v", b[:n], err)
+	}
+	srv, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: "@" + name + "-dgram", Net: "unixgram"})
+	if err != nil {
+		return fmt.Errorf("listen unixgram: %w", unwrap(err))
+	}
+	defer srv.Close()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendto(fd, []byte("one"), 0, &unix.SockaddrUnix{Name: "@" + name + "-dgram"}); err != nil {
+		return fmt.Errorf("sendto: %w", err)
+	}
+	srv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _, err := srv.ReadFrom(b); err != nil || string(b[:n]) != "one" {
+		return fmt.Errorf("datagram: %q %v", b[:n], err)
+	}
+	return nil
 }
 
 // unixSelf listens on UNIX sockets of each type in dir and talks to each

@@ -187,10 +187,6 @@ type diff struct {
 	brokenVerify       []string // broken under verify, not bare
 }
 
-func (d diff) empty() bool {
-	return len(d.passBareFailVerify)+len(d.failBarePassVerify)+len(d.onlyBare)+len(d.onlyVerify)+len(d.brokenVerify) == 0
-}
-
 // counts says whether the difference is one verify may have caused: a
 // test that passed bare and failed (or never ran) under verify, or a
 // package broken under verify only. A test that fails bare and passes
