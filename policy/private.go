@@ -102,8 +102,8 @@ type ScanStats struct {
 // second core is usually idle then); their holes come in the order of
 // the roots, each root's in its search's order. budget bounds the entries
 // examined in all roots together: where it runs out, the directories not
-// yet searched are hidden whole (which ones can then differ between two
-// runs, since the roots share it).
+// yet searched are hidden whole, and the roots are searched again one
+// after another, so that where it ran out does not depend on timing.
 func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats, []string) {
 	start := time.Now()
 	var st ScanStats
@@ -133,6 +133,18 @@ func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats,
 		}()
 	}
 	wg.Wait()
+	if slices.ContainsFunc(results, func(r rootScan) bool { return r.exhausted }) {
+		// Where the budget ran out depended on how the searches
+		// interleaved: search again one root after another, so that the
+		// same machine always gives the same holes.
+		used.Store(0)
+		for ri := range real {
+			if results[ri].entries == 0 && results[ri].dirs == 0 && !results[ri].exhausted {
+				continue // a duplicate root (or one that cannot be listed)
+			}
+			results[ri] = scanRoot(real, ri, id, &used, int64(budget))
+		}
+	}
 	for _, r := range results {
 		holes = append(holes, r.holes...)
 		st.Entries += r.entries

@@ -3,6 +3,7 @@
 package policy
 
 import (
+	"encoding/binary"
 	"errors"
 	"unsafe"
 
@@ -51,8 +52,11 @@ func listDir(path string, buf []byte, ents []scanEntry) (scanDir, []scanEntry, e
 func parseDirents(b []byte, ents []scanEntry) []scanEntry {
 	const nameOff = int(unsafe.Offsetof(unix.Dirent{}.Name))
 	for len(b) >= nameOff {
-		d := (*unix.Dirent)(unsafe.Pointer(&b[0]))
-		rl := int(d.Reclen)
+		// The record's fields read from the bytes, not through a *Dirent:
+		// the last record is shorter than the struct, and a pointer to it
+		// would reach past the buffer (checkptr says so under -race).
+		rl := int(binary.NativeEndian.Uint16(b[unsafe.Offsetof(unix.Dirent{}.Reclen):]))
+		typ := b[unsafe.Offsetof(unix.Dirent{}.Type)]
 		if rl < nameOff || rl > len(b) {
 			break // malformed: the kernel never writes this
 		}
@@ -68,7 +72,7 @@ func parseDirents(b []byte, ents []scanEntry) []scanEntry {
 			continue
 		}
 		k := kindUnknown
-		switch d.Type {
+		switch typ {
 		case unix.DT_DIR:
 			k = kindDir
 		case unix.DT_REG:
