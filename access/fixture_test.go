@@ -111,7 +111,7 @@ type row struct {
 
 // Shorthands for the platforms of the tables.
 var (
-	mounted = Platform{Protection: ProtectMounted}
+	mounted = Platform{Protection: ProtectExact}
 	abi9    = Platform{UnixConfined: true}
 )
 

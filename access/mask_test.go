@@ -8,7 +8,7 @@ import (
 
 // masked is the stage's platform: protected paths mounted, hidden paths
 // without a rule beneath them masked.
-var masked = Platform{Protection: ProtectMounted, MaskHidden: true}
+var masked = Platform{Protection: ProtectExact, MaskHidden: true}
 
 // TestCheckMasked: a masked hidden path is denied whole, listing
 // included, with the hidden path as the cause; the directories above it

@@ -19,10 +19,12 @@ const (
 	// so nothing new can be created directly in it (the workspace root,
 	// .git).
 	ProtectCarved Protection = iota
-	// ProtectMounted: protected paths are read-only bind mounts in a private
-	// mount namespace (wrun holds CAP_SYS_ADMIN). Only the paths themselves
-	// are unwritable, and their metadata cannot change either.
-	ProtectMounted
+	// ProtectExact: protected paths are exactly what is refused (wrun's
+	// mediation performs every create, removal, rename and link beside
+	// them and refuses their names and inodes). Only the paths
+	// themselves are unwritable, their metadata cannot change either, and
+	// a metadata call needs the write scope (write_file on its path).
+	ProtectExact
 )
 
 // Platform holds the facts about the platform that change what a policy
@@ -87,6 +89,8 @@ type Model struct {
 	unhandled    policy.Access
 	tcpUnhandled bool
 	unixConfined bool
+	// exact: protected paths are exact (ProtectExact).
+	exact bool
 }
 
 // New returns the model of p as the platform pf enforces it. A nil policy
@@ -99,6 +103,7 @@ func New(p *policy.Policy, pf Platform) *Model {
 		rules: slices.Clone(p.Rules), installed: slices.Clone(pf.Installed),
 		network: p.Network, ipc: p.IPC,
 		unhandled: pf.Unhandled & policy.All, tcpUnhandled: pf.TCPUnhandled, unixConfined: pf.UnixConfined,
+		exact: pf.Protection == ProtectExact,
 	}
 	for _, h := range p.Hidden {
 		if pf.MaskHidden && policy.Maskable(h, p.Rules) {
@@ -116,10 +121,10 @@ func New(p *policy.Policy, pf Platform) *Model {
 		case pr.Pin:
 			// Carved, the holes beneath a pinned directory already take
 			// the rights to remove or replace it from its parent.
-			if pf.Protection == ProtectMounted {
+			if pf.Protection == ProtectExact {
 				m.pins = append(m.pins, pr)
 			}
-		case pf.Protection == ProtectMounted:
+		case pf.Protection == ProtectExact:
 			m.readOnly = append(m.readOnly, pr)
 		default:
 			m.holes = append(m.holes, Hole{Hole: policy.Hole{Path: pr.Path, Withheld: policy.Write, Why: pr.Why}, Protected: true})
@@ -415,6 +420,10 @@ func (m *Model) Check(op Op) []Missing {
 		if pr := m.readOnlyAt(op.Path); pr != nil {
 			out = append(out, Missing{Path: op.Path, Right: RightMetadata, Reason: "read-only mount",
 				Cause: Cause{Kind: CauseReadOnlyMount, Path: pr.Path, Why: pr.Why}})
+		} else if m.exact && m.rights(op.Path)&policy.WriteFile == 0 {
+			// The mediation changes metadata only inside the write scope.
+			c := m.cause(op.Path, policy.WriteFile)
+			out = append(out, Missing{Path: op.Path, Right: RightMetadata, Access: policy.WriteFile, Cause: c})
 		}
 	case OpConnect, OpBind:
 		out = append(out, m.checkSocket(op)...)

@@ -296,7 +296,7 @@ func TestCheckKernelABI(t *testing.T) {
 	abi1 := Platform{Unhandled: policy.Refer | policy.Truncate | policy.IoctlDev}
 	abi2 := Platform{Unhandled: policy.Truncate | policy.IoctlDev}
 	none := Platform{Unhandled: policy.All}
-	noneMounted := Platform{Unhandled: policy.All, Protection: ProtectMounted}
+	noneMounted := Platform{Unhandled: policy.All, Protection: ProtectExact}
 	checkRows(t, []row{
 		{name: "ABI 2: truncate is not restricted", grant: "verify", pf: abi2, op: Op{Kind: OpTrunc, Path: "/etc/passwd"}},
 		{name: "ABI 2: truncate on open is not restricted", grant: "verify", pf: abi2,

@@ -88,6 +88,16 @@ const (
 	// read (a file could be created with setid bits); callers fall back to
 	// openat.
 	RightOpenat2 = "openat2"
+	// RightBindAbstract is binding a chosen abstract UNIX name: outside
+	// clients look for well-known ones there (X11), so a sandbox may not
+	// claim one (autobind is allowed).
+	RightBindAbstract = "bind_abstract_unix"
+	// RightTerminal is opening a pseudo-terminal the sandbox did not make
+	// (another session's: its keystrokes).
+	RightTerminal = "open_terminal"
+	// RightPriority is changing the priority, scheduling or resource
+	// limits of a process outside the sandbox; Denial.Addr names it.
+	RightPriority = "set_priority"
 	// RightMetadata is changing a file's mode, owner, times or extended
 	// attributes, refused only on a read-only mount.
 	RightMetadata = "change_metadata"

@@ -131,7 +131,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "missing Cargo.lock cannot be named by --allow-write", grant: "verify",
-			facts: Facts{Argv: cargoTest, Exists: existing(ws + "/src/main.rs"), Protection: ProtectMounted},
+			facts: Facts{Argv: cargoTest, Exists: existing(ws + "/src/main.rs"), Protection: ProtectExact},
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/Cargo.lock", Right: "make_reg"},
 			want:  "cargo-generate-lockfile:route files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
@@ -175,7 +175,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "the same with mounted protection", grant: "verify",
-			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: ProtectMounted},
+			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: ProtectExact},
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
 			want:  "use-tmpdir:route allow-write:allow-write files-write:grant ask-parent:ask-parent",
 		},

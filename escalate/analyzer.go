@@ -19,9 +19,9 @@ const (
 	// ProtectCarved: protected paths are holes carved out of the writable
 	// rules (see access.ProtectCarved).
 	ProtectCarved = access.ProtectCarved
-	// ProtectMounted: protected paths are read-only bind mounts (see
-	// access.ProtectMounted).
-	ProtectMounted = access.ProtectMounted
+	// ProtectExact: protected paths are read-only bind mounts (see
+	// access.ProtectExact).
+	ProtectExact = access.ProtectExact
 )
 
 // Facts are what the analysis needs besides the policy: facts about the
@@ -105,7 +105,7 @@ func (a *Analyzer) argv() []string { return a.facts.Argv }
 // platform is what the access model needs to know of the platform.
 func (f Facts) platform() access.Platform {
 	// Where protected paths are mounted, the stage masks hidden paths too.
-	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectMounted}
+	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectExact}
 }
 
 // Check returns the rights op lacks under the policy, one Missing per path

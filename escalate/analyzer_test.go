@@ -39,7 +39,7 @@ func TestCheckDelegates(t *testing.T) {
 		{Kind: OpConnect, Addr: "unix:/run/user/1000/bus"},
 		{Kind: OpSocket, Addr: "unix"},
 	}
-	facts := []Facts{{}, {Protection: ProtectMounted}, {UnixConfined: true}}
+	facts := []Facts{{}, {Protection: ProtectExact}, {UnixConfined: true}}
 	for _, spec := range []string{"inspect", "verify", "write", "full,desktop=on"} {
 		for _, f := range facts {
 			a := analyzer(t, spec, f)

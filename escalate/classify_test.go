@@ -83,7 +83,7 @@ func TestClassify(t *testing.T) {
 		{name: "new file beside .git, carved", grant: "write",
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
 			field: "protected", rule: "protected-ancestor", path: ws + "/.git/config", why: "CAP_SYS_ADMIN"},
-		{name: "metadata of a read-only mount", grant: "write", facts: Facts{Protection: ProtectMounted},
+		{name: "metadata of a read-only mount", grant: "write", facts: Facts{Protection: ProtectExact},
 			d:     sandbox.Denial{Op: OpChmod, Path: ws + "/.git/config", Right: RightMetadata},
 			field: "protected", rule: "protected", path: ws + "/.git/config"},
 		{name: "credential store", grant: "full",

@@ -180,12 +180,12 @@ func TestEveryRequestValidates(t *testing.T) {
 	argvs := [][]string{{"cargo", "test"}, {"go", "test", "./..."}, {"npm", "ci"}, {"sh", "-c", "make && echo <done> & true"}, nil}
 	n := 0
 	for _, spec := range []string{"inspect", "verify", "write", "full", "inspect,files=none", "verify,network=off,desktop=on"} {
-		for _, prot := range []Protection{ProtectCarved, ProtectMounted} {
+		for _, prot := range []Protection{ProtectCarved, ProtectExact} {
 			for i, c := range ceilings {
 				f := Facts{Protection: prot, Ceiling: c, Argv: argvs[(n+i)%len(argvs)],
 					VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}}
 				a := analyzer(t, spec, f)
-				req := mustRequest(t, a, Run{Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectMounted}, denials)
+				req := mustRequest(t, a, Run{Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectExact}, denials)
 				for _, d := range req.Denials {
 					checkAlternatives(t, a, d.Alternatives)
 				}

@@ -107,11 +107,6 @@ type Config struct {
 	Confirm Confirmer
 	// Hooks are told what happens as it happens.
 	Hooks Hooks
-	// Early is a stage the program started before it read its config
-	// (StartEarly); Run uses it for its first attempt if its shape fits
-	// the plan's (else the launch abandons it and starts another), and
-	// abandons it when no launch took it. Nil: Run starts its own.
-	Early *Early
 }
 
 func (c *Config) check() error {

@@ -26,11 +26,10 @@
 // Explain computes the same policy and plan without running anything.
 //
 // A program that uses Run must, like cmd/wrun, keep its main goroutine on
-// the main thread (runtime.LockOSThread in init), call Init first thing,
-// and hand control to Stage2 when IsStage2(os.Args[0]): the Linux launcher
-// re-executes the running program as the second stage of a launch. In
-// verify mode the running program also serves as the child's git shim and
-// Go cache program, which only the wrun executable does.
+// the main thread (runtime.LockOSThread in init: the Linux launcher's
+// restricted thread must never be the main one) and call Init first
+// thing. In verify mode the running program also serves as the child's
+// git shim and Go cache program, which only the wrun executable does.
 //
 // There is no package-level state: runs are independent of each other.
 package run

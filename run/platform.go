@@ -39,13 +39,3 @@ func Native() Platform { return native() }
 // Linux it marks every inherited file descriptor above 2 close-on-exec, so
 // none reaches a child. Call it first thing in main.
 func Init() error { return initProcess() }
-
-// IsStage2 reports whether argv0 (os.Args[0]) marks this process as the
-// second stage of a launch: the program re-executed by the Linux launcher
-// inside the new user namespace. Such a process must call Stage2 before
-// doing anything else.
-func IsStage2(argv0 string) bool { return argv0 == stage2Arg0 }
-
-// Stage2 is the second stage of a launch: it applies the sandbox to itself
-// and executes the command (see sandbox/linux.Stage2). It never returns.
-func Stage2() { stage2() }

@@ -3,22 +3,11 @@
 package run
 
 import (
-	"fmt"
-	"os"
 
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/sandbox/darwin"
 )
-
-// stage2Arg0 is what the Linux launcher names its second stage; no
-// process here is one, but the name stays reserved.
-const stage2Arg0 = "wrun:stage2"
-
-func stage2() {
-	fmt.Fprintln(os.Stderr, "wrun: the second stage exists only on Linux")
-	os.Exit(ExitFailed)
-}
 
 func initProcess() error { return darwin.MarkInheritedFDsCloseOnExec() }
 

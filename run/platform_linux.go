@@ -3,20 +3,12 @@
 package run
 
 import (
-	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/sandbox/linux"
 )
-
-// stage2Arg0 marks wrun re-executed as the second stage of a launch in a
-// user namespace (see sandbox/linux.Stage2).
-const stage2Arg0 = linux.Stage2Arg0
-
-func stage2() { linux.Stage2() }
 
 func initProcess() error { return linux.MarkInheritedFDsCloseOnExec() }
 
@@ -48,19 +40,9 @@ func (linuxPlatform) Doctor() []sandbox.Feature {
 }
 
 // features probes the kernel. WRUN_LANDLOCK_ABI=N caps the Landlock ABI
-// wrun uses, to reproduce what an older kernel can (and cannot) enforce;
-// WRUN_NO_USERNS=1 keeps wrun from creating user namespaces.
+// wrun uses, and WRUN_SIMULATE takes features away (linux.Simulate), to
+// reproduce what an older kernel or a more restricted machine can (and
+// cannot) enforce, every fallback for real.
 func features() (linux.Features, error) {
-	f := linux.Probe()
-	if os.Getenv("WRUN_NO_USERNS") == "1" {
-		f.UserNS = false
-	}
-	if v := os.Getenv("WRUN_LANDLOCK_ABI"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return f, fmt.Errorf("WRUN_LANDLOCK_ABI=%q: want a whole number (the highest Landlock ABI to use)", v)
-		}
-		f.LandlockABI = min(f.LandlockABI, n)
-	}
-	return f, nil
+	return linux.Simulate(linux.Probe(), os.Getenv("WRUN_LANDLOCK_ABI"), os.Getenv("WRUN_SIMULATE"))
 }

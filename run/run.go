@@ -182,17 +182,6 @@ func Run(cfg Config) (Summary, error) {
 	if err := cfg.check(); err != nil {
 		return fail(ExitFailed, err)
 	}
-	// The stage starts now, and its start (a second Go program's, the
-	// longest step of a launch) overlaps the grant, the host facts and
-	// the policy work; a run that ends before its launch abandons it.
-	var pre prestage
-	if cfg.Platform == nil {
-		pre = cfg.Early.take()
-	}
-	if pre == nil {
-		pre = startPrestage(pl, cfg.KeepBackground, orFile(cfg.Stdin, os.Stdin))
-	}
-	defer pre.abandon()
 	env := cfg.env()
 	b, err := Resolve(cfg.Grant, cfg.Ceiling, env)
 	if err != nil {
@@ -216,7 +205,7 @@ func Run(cfg Config) (Summary, error) {
 		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}
 
 	<-registered
-	out := attempt(&cfg, pl, pre, g, h, o, c, b.Ceiling)
+	out := attempt(&cfg, pl, g, h, o, c, b.Ceiling)
 	fillSummary(&sum, out)
 	if out.err != nil {
 		return fail(out.code, out.err)
@@ -257,7 +246,7 @@ func Run(cfg Config) (Summary, error) {
 		call1(cfg.Hooks.Retrying, st.args())
 		sc := c
 		sc.Argv = st.argv
-		retry := attempt(&cfg, pl, nil, st.grant, h, w.Options(o), sc, b.Ceiling)
+		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling)
 		rs := Summary{Sandbox: pl.Name(), Grant: st.grant.String()}
 		fillSummary(&rs, retry)
 		sum.Retry = &rs
@@ -472,14 +461,8 @@ func fillSummary(sum *Summary, out outcome) {
 // attempt runs the command once under grant g: a private temp dir, the
 // policy, the plan, verify's steps around the child, and the analysis of
 // what was denied.
-func attempt(cfg *Config, platform Platform, pre prestage, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
+func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
 	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
-	// A stage started by the caller (Run), or one started now: either way
-	// its start overlaps the policy work below.
-	if pre == nil {
-		pre = startPrestage(platform, cfg.KeepBackground, c.Stdin)
-	}
-	defer pre.abandon()
 	// Private and empty, at a path stable for the workspace (tools key
 	// caches on TMPDIR), never shared by two runs at once.
 	tmp, err := verify.OpenTempDir(h.Workdir)
@@ -511,7 +494,6 @@ func attempt(cfg *Config, platform Platform, pre prestage, g grant.Grant, h poli
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	pl = pre.adopt(pl)
 	out.rep = pl.Report()
 	call1(cfg.Hooks.Planned, out.rep)
 	sess, err := verify.Prepare(p.Prepare)
@@ -597,8 +579,8 @@ func attempt(cfg *Config, platform Platform, pre prestage, g grant.Grant, h poli
 		return out
 	}
 	prot := escalate.ProtectCarved
-	if out.rep.MountProtection {
-		prot = escalate.ProtectMounted
+	if out.rep.Mediated {
+		prot = escalate.ProtectExact
 	}
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,

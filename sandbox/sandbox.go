@@ -68,11 +68,12 @@ type Report struct {
 	// Observer is set when denials are observed exactly (seccomp user
 	// notification) rather than inferred from output.
 	Observer bool `json:"observer"`
-	// MountProtection is set when protected paths are, or under a wider
-	// grant would be, kept unwritable by read-only bind mounts (rather
-	// than carved rules, which also take create rights from the
-	// directories holding them).
-	MountProtection bool `json:"mount_protection"`
+	// Mediated is set when wrun mediates the command's calls (seccomp
+	// user notification): it performs creates beside protected paths and
+	// metadata calls itself, so protected paths are exactly what is
+	// refused (rather than carved rules alone, which also take create
+	// rights from the directories holding them).
+	Mediated bool `json:"mediated"`
 	// UnixConfined is set when the kernel can confine connecting to
 	// pathname UNIX sockets by path (Landlock ABI 9), so that a grant can
 	// open some and not others.

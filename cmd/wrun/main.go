@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/verify"
 )
 
@@ -17,9 +16,6 @@ func init() {
 }
 
 func main() {
-	if len(os.Args) > 0 && run.IsStage2(os.Args[0]) {
-		run.Stage2() // never returns
-	}
 	// Run as `git` (a link verify mode puts first in the child's PATH),
 	// wrun only picks git's object directory and runs the real git.
 	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "git" {

@@ -41,15 +41,6 @@ type runFlags struct {
 // runCommand runs argv with run.Run and says what happened: human lines on
 // stderr as the run goes, or with --json one summary object at exit.
 func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
-	// The stage starts now, once the flags are checked: its start (the
-	// longest step of a launch) overlaps the config, the records and the
-	// roster below as well as the policy work in run.Run.
-	in := stdin
-	if in == nil {
-		in = os.Stdin // as run.Run takes a nil Stdin
-	}
-	early := run.StartEarly(rf.keepBackground, in)
-	defer early.Abandon()
 	// The escalation file is ready before the command starts: its
 	// directory resolved and held open, a stale request removed, and a
 	// path that cannot be written refused while nothing has run yet.
@@ -97,7 +88,6 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Approver:       run.TerminalApprover(),
 		Confirm:        run.ConfirmOnTerminal,
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
-		Early:          early,
 	}
 	st.apply(&cfg, rf.receiptFile)
 	for _, n := range st.eff.Notes {

@@ -212,7 +212,7 @@ func mismatches(t *testing.T, p *policy.Policy, prof Profile, h policy.Host) (ba
 	t.Helper()
 	canon := func(p string) string { return Canonical(p, nil) }
 	e := newEval(t, prof)
-	m := access.New(p, access.Platform{Protection: access.ProtectMounted, UnixConfined: true})
+	m := access.New(p, access.Platform{Protection: access.ProtectExact, UnixConfined: true})
 	for _, pb := range probes(h) {
 		sb := true
 		for _, r := range requests(pb.op, canon) {
@@ -296,7 +296,7 @@ func TestParityHiddenInWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEval(t, prof)
-	m := access.New(p, access.Platform{Protection: access.ProtectMounted, UnixConfined: true})
+	m := access.New(p, access.Platform{Protection: access.ProtectExact, UnixConfined: true})
 	canon := func(p string) string { return Canonical(p, nil) }
 	for _, c := range []struct {
 		name string

@@ -179,7 +179,7 @@ func landlockVersions() []landlockVersion {
 			Meaning: "connecting and sending to pathname UNIX sockets (RESOLVE_UNIX)",
 			Feature: "landlock.unix_path",
 			With:    "connect() to pathname UNIX sockets is confined by path",
-			Without: "with desktop=off, wrun mediates every connect, bind and addressed send (seccomp user notification; the hands process inside the sandbox performs them) and connects only to sockets the sandbox bound or --allow-unix names; where it cannot mediate (no namespaces, or a wrun inside another) UNIX sockets cannot be created at all (stream socketpairs still work, datagram ones do not)",
+			Without: "with desktop=off, wrun performs every connect, bind and addressed send for the command (seccomp user notification) and connects only to sockets the sandbox bound or --allow-unix names; where it cannot (no pidfd_getfd, or a wrun inside another) UNIX sockets cannot be created at all (stream socketpairs still work, datagram ones do not)",
 		},
 	}
 }
@@ -409,7 +409,7 @@ func (k landlockKernel) errataFeature() sandbox.Feature {
 // networkIPC says, line by line, how the network and IPC limits of a
 // policy are enforced on this kernel, for wrun explain. seccomp: the
 // seccomp filter is loaded.
-func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp bool) []string {
+func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp, mediate bool) []string {
 	r := k.rights()
 	var out []string
 	if n.Allow {
@@ -430,6 +430,8 @@ func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp boo
 	}
 	if r.Scoped&llScopeSignal != 0 {
 		out = append(out, "signals: only to processes inside the sandbox")
+	} else if mediate {
+		out = append(out, "signals: only to processes inside the sandbox (wrun sends each, after checking its target descends from the command)")
 	} else {
 		out = append(out, "signals: NOT limited on this kernel (see below)")
 	}
@@ -443,7 +445,7 @@ func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp boo
 	}
 	if seccomp {
 		out = append(out, "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX",
-			"refused by argument: new user namespaces (unshare/clone with CLONE_NEWUSER, setns), prlimit on another process, setuid and setgid mode bits")
+			"refused by argument: new user namespaces (unshare/clone with CLONE_NEWUSER, setns), signals to wrun's own threads, priority, scheduling and resource limits of a process outside the sandbox, setuid and setgid mode bits")
 	}
 	return out
 }

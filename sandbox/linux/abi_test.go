@@ -331,7 +331,7 @@ func TestLandlockNetworkIPC(t *testing.T) {
 		unixClosed    = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable"
 		unixOpen      = "UNIX sockets outside the sandbox: reachable (desktop=on)"
 		refused       = "always refused: ptrace, process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, keyrings, mount, module and clock calls, TIOCSTI/TIOCLINUX"
-		byArgument    = "refused by argument: new user namespaces (unshare/clone with CLONE_NEWUSER, setns), prlimit on another process, setuid and setgid mode bits"
+		byArgument    = "refused by argument: new user namespaces (unshare/clone with CLONE_NEWUSER, setns), signals to wrun's own threads, priority, scheduling and resource limits of a process outside the sandbox, setuid and setgid mode bits"
 	)
 	off, on := policy.Network{}, policy.Network{Allow: true}
 	desktop := policy.IPC{AbstractUnixOutside: true, PathUnixOutside: true}
@@ -357,7 +357,7 @@ func TestLandlockNetworkIPC(t *testing.T) {
 				"UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): NOT limited on this kernel (see below)"}},
 	}
 	for _, tt := range tests {
-		if got := tt.k.networkIPC(tt.net, tt.ipc, tt.seccomp); !reflect.DeepEqual(got, tt.want) {
+		if got := tt.k.networkIPC(tt.net, tt.ipc, tt.seccomp, false); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\n%q\nwant\n%q", tt.name, got, tt.want)
 		}
 	}

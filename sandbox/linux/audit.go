@@ -35,14 +35,6 @@ const (
 	auditQuiet = 200 * time.Microsecond
 )
 
-// AuditStatus says whether the kernel's audit records can be read here.
-type AuditStatus struct {
-	// Readable: auditing is on and this process may read the records.
-	Readable bool `json:"readable"`
-	// Detail says why not, or what was found.
-	Detail string `json:"detail,omitempty"`
-}
-
 // ProbeAudit asks the kernel whether auditing is on and whether wrun may
 // read its records. It changes nothing.
 func ProbeAudit() AuditStatus {

@@ -71,7 +71,7 @@ func BenchmarkPrivateTempDir(b *testing.B) {
 func BenchmarkBuildRulesetInspect(b *testing.B) {
 	requireABI(b, 1)
 	pl := inspectPlan(b, b.TempDir())
-	rules := pl.fsRules()
+	rules := fsRules(pl.Rules)
 	b.ReportMetric(float64(len(rules)), "rules")
 	for b.Loop() {
 		rs, err := buildRuleset(pl.attr, rules)

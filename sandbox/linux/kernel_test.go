@@ -6,8 +6,8 @@ package linux
 // applied, so each case that restricts runs in a fresh process of this test
 // binary. The test process makes the case's directory, then re-runs the one
 // subtest (-test.run) with the case's name and directory in the
-// environment. That child restricts a locked thread with restrict, as the
-// launcher and the second stage do, performs one operation on it and
+// environment. That child restricts a locked thread with restrictLaunch,
+// as the launcher does, performs one operation on it and
 // prints the errno on a marked line, which the parent
 // compares with the table. The thread is never unlocked, so the Go runtime
 // discards it when the subtest returns.
@@ -142,7 +142,15 @@ func childRun(t *testing.T, c kcase) {
 	dir, arg := os.Getenv(envDir), os.Getenv(envArg)
 	report := func(s string) { fmt.Printf("\n%s%s\n", resultMark, s) }
 	if err := restrictForTest(t, c, dir); err != nil {
-		report(strings.ReplaceAll(err.Error(), "\n", " "))
+		var errno unix.Errno
+		switch {
+		case errors.Is(err, errListenerTaken):
+			report(strconv.Itoa(int(unix.EBUSY)))
+		case errors.As(err, &errno):
+			report(strconv.Itoa(int(errno)))
+		default:
+			report(strings.ReplaceAll(err.Error(), "\n", " "))
+		}
 		return
 	}
 	err := c.op(dir, arg)
@@ -163,29 +171,25 @@ func restrictForTest(t *testing.T, c kcase, dir string) error {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
 		// Never served: the filter sends nothing to it.
-		if _, err := loadFilter(buildFilter(seccompSpec{}), true); err != nil {
+		if _, err := loadFilter(buildFilter(seccompSpec{}), true, false); err != nil {
 			return fmt.Errorf("the enclosing filter: %w", err)
 		}
 	}
-	r := &restriction{}
+	r := launchRestriction{}
 	if c.landlock != nil {
 		attr, rules := c.landlock(t, dir)
-		r.Landlock = true
-		r.HandledFS, r.HandledNet, r.Scoped = attr.handledFS, attr.handledNet, attr.scoped
-		r.Rules = rules
+		rs, err := buildRuleset(attr, rules)
+		if err != nil {
+			return err
+		}
+		defer rs.close()
+		r.rs = rs
 	}
 	if c.seccomp != nil {
-		r.Seccomp = true
-		r.Filter = *c.seccomp
+		r.seccomp, r.spec = true, *c.seccomp
+		r.listen = c.seccomp.Mediate
 	}
-	rs, err := r.ruleset()
-	if err != nil {
-		return err
-	}
-	if rs != nil {
-		defer rs.close()
-	}
-	listener, err := restrict(r, rs, r.filter())
+	listener, _, err := restrictLaunch(r)
 	if listener >= 0 {
 		// Nothing serves it: closed, the calls it would see fail with
 		// ENOSYS rather than wait.

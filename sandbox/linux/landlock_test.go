@@ -60,7 +60,7 @@ func runFSFamily(t *testing.T, op func(dir, arg string) error, cases []fsCase) {
 		ks = append(ks, kcase{
 			name:     c.name,
 			abi:      max(c.abi, 1),
-			landlock: fsRules(c.rules...),
+			landlock: treeRules(c.rules...),
 			setup:    mkTree,
 			op:       op,
 			want:     c.want,
@@ -69,9 +69,9 @@ func runFSFamily(t *testing.T, op func(dir, arg string) error, cases []fsCase) {
 	runCases(t, ks)
 }
 
-// fsRules handles every file system right of this kernel's ABI and allows
+// treeRules handles every file system right of this kernel's ABI and allows
 // the rules given.
-func fsRules(rules ...relRule) func(testing.TB, string) (rulesetAttr, []fsRule) {
+func treeRules(rules ...relRule) func(testing.TB, string) (rulesetAttr, []fsRule) {
 	return func(_ testing.TB, dir string) (rulesetAttr, []fsRule) {
 		var out []fsRule
 		for _, r := range rules {

@@ -18,56 +18,25 @@ import (
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
-// makeUndumpable keeps the child out of wrun's memory, environment and
-// descriptors. The launch thread shares the child's sandbox (the child is
-// forked from it), so Landlock lets the child reach it through
-// /proc/PPID/task/TID/{environ,mem,fd/N} and pidfd_getfd, which would hand
-// it the environment wrun scrubbed and descriptors wrun kept from it. A
-// process that is not dumpable can be inspected that way only with
-// CAP_SYS_PTRACE, which the child never has. execve makes the child
-// dumpable again, so the observer can still read its arguments. (Not set
-// for the second stage's launch: a process that is not dumpable cannot
-// exec /proc/self/exe into a new user namespace, and there no wrun thread
-// shares the child's sandbox.)
-func makeUndumpable() error {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("making wrun undumpable: %w", err)
-	}
-	return nil
-}
-
-// MarkInheritedFDsCloseOnExec sets close-on-exec on every descriptor above
-// 2, so nothing wrun inherited reaches the child. Call it first thing.
-func MarkInheritedFDsCloseOnExec() error {
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
-		return nil
-	}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("listing open file descriptors: %w", err)
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd < 3 {
-			continue
-		}
-		unix.CloseOnExec(fd)
-	}
-	return nil
-}
+// wrun's side of a run: the one launch path.
+//
+// wrun builds the command's Landlock ruleset, then restricts one locked
+// thread of its own with it and with the seccomp filter (restrict.go) and
+// forks the command from that thread, which stays, blocked in wait4, as
+// the command's parent (so that the command dies with wrun:
+// PR_SET_PDEATHSIG). No second program starts before the command, and no
+// namespace is made: Landlock and seccomp hold the grant, and wrun itself,
+// through the filter's listener, decides or performs what they cannot
+// (supervise.go). wrun is a child subreaper, so everything the command
+// starts stays its descendant; when the command exits wrun ends what it
+// left (unless --keep-background), stops the mediation (from then on the
+// calls it received fail with ENOSYS, so nothing left can change what the
+// checks after the run hold), and runs those checks.
 
 // Run enforces the plan and runs the command under it. It returns when the
 // command has exited and, unless KeepBackground is set, every process it
 // left behind has been ended.
 func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
-	return RunStaged(pl, c, nil)
-}
-
-// RunStaged is Run with a stage started ahead of the plan (StartStage),
-// which it uses when the plan needs one of its shape and abandons
-// otherwise; ps may be nil.
-func RunStaged(pl *Plan, c sandbox.Command, ps *Prestage) (sandbox.Result, error) {
-	defer ps.Abandon()
 	if len(c.Argv) == 0 {
 		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: errors.New("no command")}
 	}
@@ -79,76 +48,81 @@ func RunStaged(pl *Plan, c sandbox.Command, ps *Prestage) (sandbox.Result, error
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: fmt.Errorf("becoming a child subreaper: %w", err)}
 	}
-	// Interactive: the child stays in wrun's process group, so the
-	// terminal's job control (Ctrl-C, Ctrl-Z) reaches both, and signals the
-	// terminal sends are not forwarded a second time. Otherwise the child
-	// leads a process group of its own, and wrun forwards to all of it.
-	interactive := isForeground(c.Stdin)
-	started := make(chan startResult, 1)
-	done := make(chan syscall.WaitStatus, 1)
-	stageDone := make(chan stageEnd, 1)
+	if err := makeUndumpable(); err != nil {
+		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+	}
 	// The kernel's audit records, where they can be read, confirm the
-	// observer's denials and show what it does not watch. Subscribed before
-	// the sandbox exists, so no record is missed.
+	// denials and show what the mediation does not see (reads).
+	// Subscribed before the sandbox exists, so no record is missed.
 	var aud *auditReader
 	if pl.audit {
 		aud = openAudit()
 	}
-	if pl.stage {
-		// The stage restricts a thread of its own and forks the command
-		// from it: no thread of wrun is in the child's sandbox, and the
-		// child cannot see wrun (another PID namespace).
-		startStage(ps, &stageReq{pl: pl, c: c, interactive: interactive, auditLog: aud != nil, started: started, done: stageDone})
-	} else {
-		if err := makeUndumpable(); err != nil {
-			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
-		}
-		if !pl.Options.KeepBackground {
-			// Once every sandboxed process has ended, wrun may be dumpable
-			// again: a retry that needs the stage must exec /proc/self/exe,
-			// which a process that is not dumpable cannot.
-			defer func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0) }()
-		}
-		// The launch goroutine starts first so that the runtime's creation
-		// of its thread overlaps with building the ruleset.
-		r := pl.restriction(aud != nil)
-		ready := make(chan *ruleset, 1)
-		go launch(pl, r, ready, c, interactive, started, done)
-		rs, err := r.ruleset()
-		if err != nil {
+	interactive := isForeground(c.Stdin)
+	started := make(chan startResult, 1)
+	done := make(chan syscall.WaitStatus, 1)
+	// The launch goroutine starts first so that the runtime's creation of
+	// its thread overlaps with building the ruleset.
+	ready := make(chan *ruleset, 1)
+	go launch(pl, ready, c, interactive, started, done)
+	var rs *ruleset
+	if pl.ABI > 0 {
+		var err error
+		if rs, err = buildRuleset(pl.attr, fsRules(pl.Rules)); err != nil {
 			close(ready)
+			if aud != nil {
+				aud.finish(0)
+			}
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
-		if rs != nil {
-			defer rs.close()
-		}
-		ready <- rs
 	}
+	ready <- rs
 	sr := <-started
-	if aud != nil && sr.err != nil {
-		aud.finish(0)
-	}
-	var nsErr *userNSError
-	if errors.As(sr.err, &nsErr) {
-		// The kernel refused the user namespace (an AppArmor or sysctl
-		// restriction the probe could not see, or the seccomp filter of an
-		// enclosing wrun). The launch thread and carved rules hold the
-		// grant without one.
+	if errors.Is(sr.err, errListenerTaken) && rs != nil {
+		rs.close()
+		if aud != nil {
+			aud.finish(0)
+		}
+		// Another filter of the chain holds the listener: the run is a
+		// nested one, planned again for what holds there.
 		f := pl.Features
-		f.UserNS = false
-		fallback, err := NewPlan(pl.Policy, f, pl.Options)
+		f.Nested, f.Outer = true, OuterOther
+		if os.Getenv("WRUN_SANDBOX") != "" {
+			f.Outer = OuterWrun
+		}
+		again, err := NewPlan(pl.Policy, f, pl.Options)
 		if err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
-		res, err := Run(fallback, c)
-		res.Warnings = append(res.Warnings, nsErr.Error()+"; the sandbox was enforced without namespaces (carved Landlock rules, seccomp) instead")
-		return res, err
+		return Run(again, c)
 	}
 	if sr.err != nil {
+		if rs != nil {
+			rs.close()
+		}
+		if aud != nil {
+			aud.finish(0)
+		}
 		return sandbox.Result{}, sr.err
 	}
+	var sup *supervisor
+	if sr.listener >= 0 {
+		var err error
+		// The supervisor keeps the ruleset, for the performers that act
+		// under the command's own rules.
+		if sup, err = newSupervisor(sr.listener, pl, sr.launch, rs); err != nil {
+			// The command waits in its first mediated call; it ends with
+			// the listener.
+			_ = unix.Kill(sr.pid, unix.SIGKILL)
+			<-done
+			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
+		}
+		sup.baseline.Store(int64(sr.filters))
+		go sup.run()
+	} else if rs != nil {
+		rs.close()
+	}
 	pid := sr.pid
-	obs := sr.obs
 
 	var state syscall.WaitStatus
 	var warnings []string
@@ -158,29 +132,15 @@ wait:
 		select {
 		case state = <-done:
 			break wait
-		case end := <-stageDone:
-			state = end.status
-			switch {
-			case end.err != nil:
-				warnings = append(warnings, "the sandbox's stage: "+end.err.Error())
-				state = end.stage
-			case !end.reported:
-				// The stage ended without the command's status: something
-				// killed it, and the kernel ended the sandbox with it.
-				warnings = append(warnings, fmt.Sprintf("the sandbox's stage ended before the command (%s); every process of the sandbox was ended with it", describeWait(end.stage)))
-				state = end.stage
-			}
-			break wait
 		case s := <-c.Signals:
 			sig, ok := s.(syscall.Signal)
 			switch {
 			case !ok:
-			case pl.stage:
-				// The stage passes it on, as the terminal would have.
-				_ = unix.Kill(pid, sig)
 			case !interactive:
 				_ = unix.Kill(-pid, sig)
 			case sig != unix.SIGINT && sig != unix.SIGQUIT:
+				// The terminal sent SIGINT and SIGQUIT to the command
+				// already.
 				_ = unix.Kill(pid, sig)
 			}
 			// A request to end: the command gets KillAfter to do so.
@@ -190,17 +150,11 @@ wait:
 				grace = t.C
 			}
 		case <-grace:
-			// The grace is over: end everything in the sandbox. Through the
-			// stage, killing it ends its PID namespace, and with it every
-			// process; the wait above then sees the stage end.
 			grace = nil
 			warnings = append(warnings, fmt.Sprintf("the command did not end within %s of the signal (--kill-after): everything in the sandbox was killed", pl.Options.KillAfter))
-			// On the launch-thread path the command's process group goes
-			// now, and what it left elsewhere once the command is reaped.
-			switch {
-			case pl.stage || interactive:
+			if interactive {
 				_ = unix.Kill(pid, unix.SIGKILL)
-			default:
+			} else {
 				_ = unix.Kill(-pid, unix.SIGKILL)
 			}
 		}
@@ -212,36 +166,36 @@ wait:
 	} else {
 		res.ExitCode = state.ExitStatus()
 	}
-	if !pl.Options.KeepBackground && !pl.stage {
-		// Through the stage, the kernel has ended them already, with the
-		// PID namespace.
+	if !pl.Options.KeepBackground {
 		pgid := pid
 		if interactive {
 			pgid = 0
 		}
 		res.Killed = killLeftovers(pgid)
 	}
-	if obs != nil {
+	if sup != nil {
+		// From here on a call of anything left (--keep-background) fails
+		// with ENOSYS: nothing of the command can change what the checks
+		// below hold.
 		var faults int
-		res.Denials, faults = obs.stop()
-		res.DenialsDropped = obs.dropped()
+		res.Denials, faults = sup.stop()
+		res.DenialsDropped = sup.dropped()
+		res.Observed = true
 		if faults > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the denial observer could not decode %d call(s) of the command; the kernel still decided them, but their denials are not reported", faults))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("wrun could not decode %d call(s) of the command; each failed with EPERM", faults))
 		}
-		res.Observed = obs.observing
-		if obs.med != nil {
-			if n := obs.med.unreached.Load(); n > 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("the hands process, which makes the sandbox's UNIX socket connects, binds and addressed sends (and directories' setgid bits), had ended during the run: %d such call(s) of the command failed with EPERM", n))
-			}
+		if sup.failed > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d call(s) wrun performs for the command failed with EPERM: no thread could be prepared to make them", sup.failed))
+		}
+		if pl.Options.KeepBackground {
+			res.Warnings = append(res.Warnings, "processes kept in the background have no mediation once wrun exits: every call it made for them (creates beside protected paths, chmod and the other metadata calls, UNIX socket connects) now fails with ENOSYS")
+		}
+		for _, p := range sup.dev.cleanup() {
+			res.Swept = append(res.Swept, p)
 		}
 	}
 	if aud != nil {
-		// The restricting process: wrun itself, or the stage.
-		restrictor := os.Getpid()
-		if pl.stage {
-			restrictor = pid
-		}
-		recs, lost := aud.finish(restrictor)
+		recs, lost := aud.finish(os.Getpid())
 		var unmatched, dropped int
 		res.Denials, unmatched, dropped = mergeAudit(res.Denials, recs)
 		res.DenialsDropped += dropped
@@ -250,7 +204,7 @@ wait:
 			res.Warnings = append(res.Warnings, "some of the kernel's audit records of this run were lost: the denials listed may be incomplete")
 		}
 		if unmatched > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the kernel's audit log shows %d denial(s) the observer did not predict; they name only a directory (ausearch -m LANDLOCK_ACCESS shows them)", unmatched))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the kernel's audit log shows %d denial(s) wrun did not see; they name only a directory (ausearch -m LANDLOCK_ACCESS shows them)", unmatched))
 		}
 	}
 	for _, pr := range pl.Sweep {
@@ -266,49 +220,55 @@ wait:
 }
 
 type startResult struct {
-	pid int
-	obs *observer
-	err error
+	pid      int
+	listener int
+	filters  int
+	launch   int
+	err      error
 }
 
-// launch runs on its own OS thread, which it locks and never unlocks: r is
-// applied to this thread alone, the child is forked from it (so inherits
-// it), and the Go runtime discards the thread when launch returns. The
-// thread lives until the child exits, which PR_SET_PDEATHSIG needs: the
-// child's death signal fires when the thread that forked it ends. The
-// caller builds r's ruleset meanwhile and sends it on ready.
-func launch(pl *Plan, r *restriction, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
+// launch runs on its own OS thread, which it locks and never unlocks:
+// the restriction is applied to this thread alone, the command is forked
+// from it (so inherits it), and the thread lives until the command exits,
+// which PR_SET_PDEATHSIG needs (the command's death signal fires when
+// the thread that forked it ends). The caller builds the ruleset
+// meanwhile and sends it on ready.
+func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
-	prog := r.filter()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread is the one a signal to wrun's process finds:
+		// it must never share the command's domain. Another goroutine,
+		// on another thread, launches instead.
+		runtime.UnlockOSThread()
+		go launch(pl, ready, c, interactive, started, done)
+		return
+	}
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
 	}
-	listener, err := restrict(r, rs, prog)
+	r := launchRestriction{rs: rs, auditLog: pl.audit, seccomp: pl.Features.Seccomp, spec: pl.seccomp,
+		listen: pl.mediate, waitKillable: pl.Features.WaitKillable}
+	listener, filters, err := restrictLaunch(r)
 	if err != nil {
-		started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
-		return
-	}
-	var obs *observer
-	if listener >= 0 {
-		// Served from another thread: this one must stay the child's parent.
-		if obs, err = newObserver(listener, pl); err != nil {
-			started <- startResult{err: &sandbox.StartError{Code: 125, Err: err}}
-			return
+		if !errors.Is(err, errListenerTaken) {
+			err = &sandbox.StartError{Code: 125, Err: err}
 		}
-		go obs.run()
+		started <- startResult{listener: -1, err: err}
+		return
 	}
 	p := pl.Policy
 	path, err := lookPath(c.Argv[0], p.Env, p.Cwd)
 	if err != nil {
-		started <- startResult{err: err}
+		if listener >= 0 {
+			unix.Close(listener)
+		}
+		started <- startResult{listener: -1, err: err}
 		return
 	}
-	// From here on, returning ends this thread, the last user of the
-	// filter before the child exists, which stops the observer.
-	// syscall.ForkExec rather than os/exec: os/exec forks a throwaway child
-	// the first time it runs, to learn whether pidfds work, and wrun waits
-	// for its child with wait4 on this thread anyway.
+	// syscall.ForkExec rather than os/exec: os/exec forks a throwaway
+	// child the first time it runs, to learn whether pidfds work, and
+	// wrun waits for its child with wait4 on this thread anyway.
 	files := []uintptr{c.Stdin.Fd(), c.Stdout.Fd(), c.Stderr.Fd()}
 	for _, f := range c.ExtraFiles { // the only other descriptors the child gets
 		files = append(files, f.Fd())
@@ -319,15 +279,19 @@ func launch(pl *Plan, r *restriction, ready <-chan *ruleset, c sandbox.Command, 
 		Files: files,
 		Sys:   &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL},
 	})
+	runtime.KeepAlive(c)
 	if err != nil {
+		if listener >= 0 {
+			unix.Close(listener)
+		}
 		code := 126
 		if errors.Is(err, os.ErrNotExist) {
 			code = 127
 		}
-		started <- startResult{err: &sandbox.StartError{Code: code, Err: explainStart(c.Argv[0], err)}}
+		started <- startResult{listener: -1, err: &sandbox.StartError{Code: code, Err: explainStart(c.Argv[0], err)}}
 		return
 	}
-	started <- startResult{pid: pid, obs: obs}
+	started <- startResult{pid: pid, listener: listener, filters: filters, launch: unix.Gettid()}
 	var ws syscall.WaitStatus
 	for {
 		if _, err := syscall.Wait4(pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {
@@ -442,8 +406,9 @@ func children() []int {
 }
 
 // killLeftovers ends every process the command left behind: its process
-// group (if it has its own), then, repeatedly, every child reparented to wrun (a subreaper),
-// including ones that called setsid. It returns how many it ended.
+// group (if it has its own), then, repeatedly, every child reparented to
+// wrun (a subreaper), including ones that called setsid. It returns how
+// many it ended.
 func killLeftovers(pgid int) int {
 	killed := 0
 	for round := 0; round < 1000; round++ {
@@ -478,7 +443,7 @@ func (pl *Plan) Run(c sandbox.Command) (sandbox.Result, error) { return Run(pl, 
 // describeWait says in words how a process ended.
 func describeWait(ws syscall.WaitStatus) string {
 	if ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		return "killed by signal " + ws.Signal().String()
 	}
 	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }

@@ -1,13 +1,13 @@
 package linux
 
-// The support matrix: for each environment wrun may find itself in (the
-// Landlock ABI it may use and the privileges it runs with), which
-// mechanism holds each protection a grant needs, or why nothing can.
-// NewPlan runs, refuses (exit 125) or, with --best-effort, runs degraded
-// from it alone; wrun doctor shows this machine's row, explain names the
-// mechanism of each protection, and the README's matrix is generated from
-// it (TestREADMEMatrix checks that the two agree). Like abi.go it makes no
-// system call and has no build tag.
+// The support matrix: for each machine wrun may find itself on (its
+// Features), which mechanism holds each protection a grant needs, or why
+// nothing can. NewPlan decides from Holds alone (it runs, refuses with
+// exit 125, or with --best-effort runs degraded), and records the cells
+// it decided on in the plan; wrun doctor shows this machine's row, explain
+// names the mechanism of each protection, and the README's matrix is
+// MatrixMarkdown: Holds run over simulated machines. Like abi.go it makes
+// no system call and has no build tag.
 
 import (
 	"fmt"
@@ -17,82 +17,19 @@ import (
 	"github.com/wrun-dev/wrun/grant"
 )
 
-// Env is a row of the matrix: what wrun finds on a machine.
-type Env struct {
-	// Landlock is the kernel's Landlock as wrun may use it (ABI 0: none).
-	Landlock landlockKernel
-	// Root: wrun runs as uid 0.
-	Root bool
-	// SysAdmin: wrun holds CAP_SYS_ADMIN, so it makes namespaces itself.
-	SysAdmin bool
-	// UserNS: unprivileged user namespaces can be created.
-	UserNS bool
-	// MountAPI: the kernel has open_tree, move_mount and mount_setattr,
-	// which the stage's view of the file system is made with.
-	MountAPI bool
-	// Nested: wrun runs inside another wrun, whose seccomp filter refuses
-	// mounts and new user namespaces.
-	Nested bool
-	// ProcMasked: /proc has mounts over parts of it (a container's masked
-	// paths), so a user namespace cannot mount a fresh /proc.
-	ProcMasked bool
-}
-
-// stage reports whether wrun can make the stage's namespaces here.
-func (e Env) stage() bool {
-	return e.MountAPI && !e.Nested && (e.SysAdmin || e.UserNS)
-}
-
-// freshProc reports whether the stage can mount a /proc of its own PID
-// namespace (a user namespace cannot where /proc is masked).
-func (e Env) freshProc() bool { return e.stage() && (e.SysAdmin || !e.ProcMasked) }
-
-// Privilege names the privilege part of the row.
-func (e Env) Privilege() string {
-	var s string
-	switch {
-	case e.Nested:
-		s = "inside another wrun"
-	case e.Root && e.SysAdmin:
-		s = "root"
-	case e.Root && e.UserNS:
-		s = "root without CAP_SYS_ADMIN, with user namespaces"
-	case e.Root:
-		s = "root without CAP_SYS_ADMIN, without user namespaces"
-	case e.SysAdmin:
-		s = "a user with CAP_SYS_ADMIN"
-	case e.UserNS:
-		s = "a user with user namespaces"
-	default:
-		s = "a user without user namespaces"
-	}
-	if e.ProcMasked && !e.Nested {
-		s += ", /proc masked"
-	}
-	if !e.MountAPI {
-		s += ", no open_tree/mount_setattr (before Linux 5.12)"
-	}
-	return s
-}
-
-// Name names the row: "a user with user namespaces, Landlock ABI 4".
-func (e Env) Name() string {
-	return fmt.Sprintf("%s, Landlock ABI %d", e.Privilege(), e.Landlock.ABI)
-}
-
-// Need says what a grant needs here beyond the grant's fields: facts of
-// the plan that decide a cell.
+// Need is what a plan's policy asks beyond the grant's fields.
 type Need struct {
-	// CreateBeside: a writable tree holds a protected path in a directory
-	// where the grant lets the child create files (the workspace root
-	// beside .git, .git beside its config): only a mount holds that.
+	// CreateBeside: a writable tree holds a protected path (a repository's
+	// .git, a start-up file), so new entries beside it (the workspace
+	// root, .git) need the mediation: Landlock can give a directory the
+	// right to make entries only with a right that reaches everything
+	// beneath it.
 	CreateBeside bool
 }
 
-// Protection is one thing the sandbox holds for a grant: a column of the
-// matrix's detailed form.
+// Protection is one thing a grant promises.
 type Protection struct {
-	// Key is a short stable name ("files.metadata").
+	// Key is short and stable: files.write, shell.signals, ...
 	Key string
 	// Field is the grant field it belongs to: files, shell, network,
 	// desktop.
@@ -101,36 +38,33 @@ type Protection struct {
 	What string
 }
 
-// Cell is how an environment holds one protection: the mechanisms that
-// hold it, or why nothing does.
+// Cell is how a machine holds one protection: the mechanisms that hold
+// it, or why nothing does.
 type Cell struct {
-	By []string
+	By []string `json:"by,omitempty"`
 	// Refused says what is missing; empty when the protection is held.
-	Refused string
+	Refused string `json:"refused,omitempty"`
 	// Note is a limit of the mechanisms that hold it.
-	Note string
+	Note string `json:"note,omitempty"`
 }
 
 // Held reports whether something holds the protection.
 func (c Cell) Held() bool { return c.Refused == "" }
 
+// Hold is one protection of a plan and how it is held.
+type Hold struct {
+	Protection
+	Cell
+}
+
 // Mechanism names, short, as the README's matrix uses them.
 const (
 	mechLandlock  = "Landlock"
-	mechView      = "read-only view"
-	mechBinds     = "read-only binds"
 	mechCarved    = "carved rules"
-	mechPIDNS     = "PID namespace"
-	mechIPCNS     = "IPC namespace"
-	mechNetNS     = "network namespace"
 	mechSeccomp   = "seccomp"
-	mechFreshProc = "own /proc"
-	mechMediation = "socket mediation"
-	mechMasks     = "masks"
+	mechMediation = "mediation"
+	mechOuter     = "the enclosing wrun"
 )
-
-// enableUserNS is what a user can do where user namespaces are missing.
-const enableUserNS = "enable unprivileged user namespaces for wrun: on Ubuntu 23.10 and later `sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for wrun that allows `userns,`; elsewhere `sysctl user.max_user_namespaces=15000` (or `kernel.unprivileged_userns_clone=1`); in a container, run it with user namespaces allowed (e.g. docker's `--security-opt seccomp=unconfined` or a profile allowing unshare), or run wrun as root with CAP_SYS_ADMIN"
 
 // protections is every protection, in the order explain lists them.
 func protections() []Protection {
@@ -143,12 +77,13 @@ func protections() []Protection {
 		{"files.protected", "files", "protected paths inside writable trees stay unwritable (.git/config, hooks, start-up files)"},
 		{"files.create", "files", "new files beside protected paths (the workspace root, .git) while those stay protected"},
 		{"shell.signals", "shell", "no signal to a process outside the sandbox"},
+		{"shell.priority", "shell", "no priority, scheduling or resource limit of a process outside the sandbox changed"},
 		{"shell.processes", "shell", "no access to other processes' memory, environment or descriptors"},
-		{"shell.wrun", "shell", "the command cannot stop wrun's checks after the run, nor outlive a wrun killed with SIGKILL"},
+		{"shell.wrun", "shell", "the command cannot stop wrun's checks after the run, and what survives a killed wrun changes nothing they hold"},
 		{"shell.ipc", "shell", "no SysV IPC or POSIX message queue outside the sandbox"},
 		{"network.off", "network", "no network socket (network=off)"},
 		{"desktop.unix", "desktop", "no connect to pathname UNIX sockets outside the sandbox: D-Bus, ssh agent, docker (desktop=off)"},
-		{"desktop.abstract", "desktop", "no abstract UNIX socket outside the sandbox (desktop=off)"},
+		{"desktop.abstract", "desktop", "no abstract UNIX socket outside the sandbox, and no abstract name claimed for outside clients (desktop=off)"},
 	}
 }
 
@@ -167,232 +102,207 @@ func applies(p Protection, g grant.Grant) bool {
 	return true
 }
 
-// Hold is the matrix's cell: how e holds protection key for grant g, given
-// what the plan needs.
-func (e Env) Hold(key string, g grant.Grant, n Need) Cell {
-	k := e.Landlock
+// needMediation is what a machine must offer for the mediation.
+const needMediation = "seccomp user notification with SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9) and ptrace access to the command (Yama's kernel.yama.ptrace_scope below 2), and no other supervisor holding the seccomp listener"
+
+// holdOf is the matrix's cell: how f holds protection key for grant g,
+// given what the plan needs.
+func holdOf(f Features, key string, g grant.Grant, n Need) Cell {
+	k := f.landlock()
 	r := k.rights()
 	ll := k.ABI >= 1
-	stage := e.stage()
+	med := f.mediates()
+	outer := f.Nested && f.Outer == OuterWrun
+	replay := ""
+	if med && !f.WaitKillable {
+		replay = "; without SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19) a call a signal restarts is answered from what wrun already did, never performed twice"
+	}
+	noLandlock := abiName(1) + ": Landlock must be built in (CONFIG_SECURITY_LANDLOCK) and listed in the lsm= boot parameter"
 	switch key {
-	case "files.write":
-		return cellOf(mechIf(ll, mechLandlock), mechIf(stage, mechView),
-			"Landlock or a mount namespace")
-	case "files.hidden":
-		switch {
-		case ll && stage:
-			return Cell{By: []string{mechMasks, mechLandlock}, Note: "a hidden path with no granted path beneath it is covered by an empty mount of mode 000; the others (the home directory, /dev) are carved out of the Landlock rules"}
-		case stage:
-			return Cell{By: []string{mechMasks}, Note: "a hidden path is covered by an empty mount of mode 000, or, where granted paths lie beneath it (the home directory, /dev), by a read-only tmpfs holding only those (listing it shows only them)"}
-		}
-		return cellOf(mechIf(ll, mechLandlock), "",
-			abiName(1)+" or a mount namespace: without either hidden paths are readable; Landlock must be built in (CONFIG_SECURITY_LANDLOCK) and listed in the lsm= boot parameter")
-	case "files.plain":
+	case "files.write", "files.hidden", "files.plain":
 		if ll {
-			return Cell{By: []string{mechLandlock}}
+			c := Cell{By: []string{mechLandlock}}
+			if key == "files.hidden" {
+				c.By = []string{mechLandlock, mechCarved}
+			}
+			return c
 		}
-		return Cell{By: []string{mechSeccomp}, Note: "symbolic links and FIFOs cannot be made anywhere (TMPDIR included); a pathname socket can still be bound there (a later run's write to it fails, nothing is redirected)"}
+		return Cell{Refused: noLandlock}
 	case "files.truncate":
-		return cellOf(mechIf(r.FS&llTruncate != 0, mechLandlock), mechIf(stage, mechView),
-			abiName(3)+" or the read-only view of a mount namespace")
-	case "files.metadata":
-		return cellOf(mechIf(stage, mechView), "",
-			"the read-only view of a mount namespace (Landlock has no hook for chmod, chown, utimes or xattrs)")
-	case "files.protected":
 		switch {
-		case stage:
-			return Cell{By: []string{mechBinds}}
-		case ll:
-			return Cell{By: []string{mechCarved}, Note: "carved rules take create and remove rights from the directories that hold protected paths"}
+		case r.FS&llTruncate != 0:
+			return Cell{By: []string{mechLandlock}}
+		case ll && med:
+			return Cell{By: []string{mechLandlock, mechMediation}, Note: "every truncate and O_TRUNC open is performed by wrun, inside the write scope only" + replay}
 		}
-		return Cell{Refused: "Landlock or a mount namespace"}
+		return Cell{Refused: abiName(3) + ", or " + needMediation}
+	case "files.metadata":
+		switch {
+		case ll && med:
+			return Cell{By: []string{mechMediation}, Note: "wrun performs every chmod, chown, utimes and xattr call, as the command, on the file it resolved beneath the write scope (Landlock has no hook for them)" + replay}
+		case ll && outer:
+			return Cell{By: []string{mechOuter}, Note: "the enclosing wrun refuses every metadata call of a nested sandbox (EPERM): chmod and utimes fail even inside the write scope"}
+		}
+		return Cell{Refused: needMediation + " (Landlock has no hook for chmod, chown, utimes or xattrs)"}
+	case "files.protected":
+		if !ll {
+			return Cell{Refused: noLandlock}
+		}
+		if med {
+			return Cell{By: []string{mechCarved, mechMediation}}
+		}
+		return Cell{By: []string{mechCarved}, Note: "carved rules take create and remove rights from the directories that hold protected paths"}
 	case "files.create":
 		switch {
-		case stage:
-			return Cell{By: []string{mechBinds}}
-		case !n.CreateBeside && ll:
+		case ll && med:
+			return Cell{By: []string{mechMediation}, Note: "wrun performs each create, rename, link and removal in the directories that hold protected paths (and beneath what it made there), refusing the protected names and inodes" + replay}
+		case ll && !n.CreateBeside:
 			return Cell{By: []string{mechCarved}, Note: "no writable tree holds a protected path here"}
+		case !ll:
+			return Cell{Refused: noLandlock}
 		}
-		return Cell{Refused: "a mount namespace (without one only carved Landlock rules hold .git/config and the other protected paths, and they allow nothing new in the directories that hold them: the workspace root, .git, so git commit fails); --best-effort runs with carved rules"}
+		return Cell{Refused: needMediation + " (without it only carved Landlock rules hold .git/config and the other protected paths, and they allow nothing new in the directories that hold them: the workspace root, .git, so git commit fails); --best-effort runs with carved rules"}
 	case "shell.signals":
-		scope := r.Scoped&llScopeSignal != 0
-		return cellOf(mechIf(scope, mechLandlock), mechIf(stage, mechPIDNS),
-			k.need(landlockVersionOf(6))+" or a PID namespace")
+		switch {
+		case r.Scoped&llScopeSignal != 0:
+			return Cell{By: []string{mechLandlock, mechSeccomp}, Note: "seccomp refuses the calls that name wrun's own threads by number"}
+		case ll && med:
+			return Cell{By: []string{mechMediation, mechSeccomp}, Note: "below " + abiName(6) + " wrun sends each signal itself, after checking, on a pidfd opened first, that its target descends from the command"}
+		}
+		return Cell{Refused: k.need(landlockVersionOf(6)) + ", or " + needMediation}
+	case "shell.priority":
+		if !f.Seccomp {
+			return Cell{Refused: "seccomp"}
+		}
+		if med {
+			return Cell{By: []string{mechSeccomp, mechMediation}, Note: "the command's own process and group pass; any other target is checked to descend from the command"}
+		}
+		return Cell{By: []string{mechSeccomp}, Note: "only the caller's own process and group: setpriority, ioprio_set, sched_set* and prlimit on any other pid are refused"}
 	case "shell.processes":
-		c := cellOf(mechSeccomp, mechIf(ll, mechLandlock), "")
-		if e.freshProc() {
-			c.By = append(c.By, mechFreshProc, mechPIDNS)
-		} else {
-			c.Note = "/proc lists the processes outside the sandbox (their names and arguments); Landlock keeps their memory, environment and descriptors out of reach"
-			if !ll {
-				c = Cell{Refused: abiName(1) + " or a /proc of the sandbox's own (without both the command reads other processes' environment and descriptors through /proc; " + e.whyNoFreshProc() + ")"}
-			}
+		switch {
+		case ll && f.Seccomp:
+			return Cell{By: []string{mechSeccomp, mechLandlock}, Note: "/proc lists the processes outside the sandbox (their names and arguments); their memory, environment and descriptors are out of reach (Landlock's ptrace scope)"}
+		case !f.Seccomp:
+			return Cell{Refused: "seccomp"}
 		}
-		return c
+		return Cell{Refused: noLandlock + " (without it the command reads other processes' environment and descriptors through /proc)"}
 	case "shell.wrun":
-		return cellOf(mechIf(stage, mechPIDNS), "",
-			"a PID namespace (without one the command is forked from a restricted thread of wrun, which it can signal, ending wrun before its checks after the run, and what it starts can outlive a wrun killed with SIGKILL)")
+		switch {
+		case f.Seccomp && med:
+			by := []string{mechSeccomp, mechMediation}
+			if r.Scoped&llScopeSignal != 0 {
+				by = []string{mechSeccomp, mechLandlock, mechMediation}
+			}
+			return Cell{By: by, Note: "no PID namespace: processes can outlive a wrun killed with SIGKILL, but every call the mediation receives then fails with ENOSYS, so they can only write files they hold open"}
+		case f.Seccomp && outer:
+			return Cell{By: []string{mechOuter}, Note: "what outlives this wrun stays in the enclosing sandbox, whose checks run after it"}
+		}
+		return Cell{Refused: needMediation}
 	case "shell.ipc":
-		if stage {
-			return Cell{By: []string{mechIPCNS}}
+		if f.Seccomp {
+			return Cell{By: []string{mechSeccomp}, Note: "SysV IPC and POSIX message queues are refused"}
 		}
-		return Cell{By: []string{mechSeccomp}, Note: "SysV IPC and POSIX message queues are refused"}
+		return Cell{Refused: "seccomp"}
 	case "network.off":
-		return cellOf(mechSeccomp, mechIf(r.Net&llNetConnectTCP != 0, mechLandlock), "")
+		if !f.Seccomp {
+			return Cell{Refused: "seccomp"}
+		}
+		if r.Net&llNetConnectTCP != 0 {
+			return Cell{By: []string{mechSeccomp, mechLandlock}}
+		}
+		return Cell{By: []string{mechSeccomp}}
 	case "desktop.unix":
-		if r.FS&llResolveUnix != 0 {
+		switch {
+		case r.FS&llResolveUnix != 0:
 			return Cell{By: []string{mechLandlock}}
+		case f.Seccomp && f.takesSockets():
+			return Cell{By: []string{mechMediation}, Note: "wrun performs connect, bind and addressed sends for the command, reaching only sockets the sandbox bound and --allow-unix ones"}
+		case f.Seccomp:
+			return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created; stream and seqpacket socketpairs still work (the mediation needs pidfd_getfd to take the command's socket)"}
 		}
-		if stage {
-			return Cell{By: []string{mechMediation}, Note: "wrun performs connect, bind and addressed sends for the command, reaching only sockets the sandbox bound and --allow-unix ones (without seccomp user notification: UNIX sockets cannot be created)"}
-		}
-		return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created; stream and seqpacket socketpairs still work"}
+		return Cell{Refused: "seccomp"}
 	case "desktop.abstract":
 		switch {
-		case r.Scoped&llScopeAbstractUnix != 0:
-			return Cell{By: []string{mechLandlock}}
-		case stage && g.Network == grant.NetworkOff:
-			return Cell{By: []string{mechNetNS, mechSeccomp}}
-		case stage:
-			return Cell{By: []string{mechMediation}, Note: "the mediation refuses every connect or send to an abstract address"}
+		case f.Seccomp && f.takesSockets():
+			return Cell{By: []string{mechMediation}, Note: "connects and sends reach only abstract sockets the sandbox bound; binding a chosen abstract name is refused (autobind works)"}
+		case f.Seccomp && r.FS&llResolveUnix != 0 && r.Scoped&llScopeAbstractUnix != 0:
+			return Cell{By: []string{mechLandlock}, Note: "an abstract name the command binds can be reached from outside"}
+		case f.Seccomp:
+			return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created, nor datagram socketpairs"}
 		}
-		return Cell{By: []string{mechSeccomp}, Note: "UNIX sockets cannot be created, nor datagram socketpairs"}
+		return Cell{Refused: "seccomp"}
 	}
 	return Cell{Refused: "unknown protection " + key}
 }
 
-// Remedy says what the user can do where wrun can make no namespace:
-// how to give it one ("" where it can).
-func (e Env) Remedy() string {
-	switch {
-	case e.stage():
-		return ""
-	case e.Nested:
-		return "run wrun outside the other wrun (a nested wrun can only narrow its grant)"
-	case !e.MountAPI:
-		return "use Linux 5.12 or later"
-	}
-	return enableUserNS
-}
-
-// whyNoStage says why wrun can make no namespace here.
-func (e Env) whyNoStage() string {
-	switch {
-	case e.Nested:
-		return "inside another wrun, whose seccomp filter refuses mounts and user namespaces"
-	case !e.MountAPI:
-		return "the kernel lacks open_tree, move_mount and mount_setattr (Linux 5.12)"
-	case !e.SysAdmin && !e.UserNS:
-		return "wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable"
-	}
-	return "it can"
-}
-
-// whyNoFreshProc says why the stage cannot mount a /proc of its own.
-func (e Env) whyNoFreshProc() string {
-	if !e.stage() {
-		return e.whyNoStage()
-	}
-	return "/proc is masked, and a user namespace may mount proc only where all of it is visible"
-}
-
-func mechIf(ok bool, m string) string {
-	if ok {
-		return m
-	}
-	return ""
-}
-
-// cellOf is held by the non-empty mechanisms, or refused for reason.
-func cellOf(a, b, refused string) Cell {
-	var by []string
-	for _, m := range []string{a, b} {
-		if m != "" {
-			by = append(by, m)
-		}
-	}
-	if len(by) == 0 {
-		return Cell{Refused: refused}
-	}
-	return Cell{By: by}
-}
-
-// Refusal is a protection nothing holds in an environment.
-type Refusal struct {
-	Protection Protection
-	Why        string
-}
-
-// Refusals lists what e cannot hold of g: empty when wrun runs g here in
-// full.
-func (e Env) Refusals(g grant.Grant, n Need) []Refusal {
-	var out []Refusal
+// Holds is how f holds each protection g needs, in order.
+func Holds(f Features, g grant.Grant, n Need) []Hold {
+	var out []Hold
 	for _, p := range protections() {
-		if !applies(p, g) {
-			continue
-		}
-		if c := e.Hold(p.Key, g, n); !c.Held() {
-			out = append(out, Refusal{Protection: p, Why: c.Refused})
+		if applies(p, g) {
+			out = append(out, Hold{p, holdOf(f, p.Key, g, n)})
 		}
 	}
 	return out
 }
 
-// Mechanisms says, line by line, how e holds each protection g needs:
-// explain's list for this machine.
-func (e Env) Mechanisms(g grant.Grant, n Need) []string {
-	var out []string
-	for _, p := range protections() {
-		if !applies(p, g) {
-			continue
+// refused lists the protections of hs nothing holds.
+func refused(hs []Hold) []Hold {
+	var out []Hold
+	for _, h := range hs {
+		if !h.Held() {
+			out = append(out, h)
 		}
-		c := e.Hold(p.Key, g, n)
-		line := p.What + ": "
-		if c.Held() {
-			line += strings.Join(c.By, " + ")
-			if c.Note != "" {
-				line += " (" + c.Note + ")"
+	}
+	return out
+}
+
+// mechanisms says, line by line, how each protection of hs is held:
+// explain's list for this machine.
+func mechanisms(hs []Hold) []string {
+	var out []string
+	for _, h := range hs {
+		line := h.What + ": "
+		if h.Held() {
+			line += strings.Join(h.By, " + ")
+			if h.Note != "" {
+				line += " (" + h.Note + ")"
 			}
 		} else {
-			line += "NOT HELD: " + c.Refused
+			line += "NOT HELD: needs " + h.Refused
 		}
 		out = append(out, line)
 	}
 	return out
 }
 
-// namedGrants are the matrix's grant columns.
-func namedGrants() []struct {
+// namedGrant is one grant column of the matrix.
+type namedGrant struct {
 	Name  string
 	Grant grant.Grant
-} {
-	var out []struct {
-		Name  string
-		Grant grant.Grant
-	}
+}
+
+// namedGrants are the matrix's grant columns.
+func namedGrants() []namedGrant {
+	var out []namedGrant
 	for _, n := range []string{"inspect", "verify", "write", "full"} {
-		g, err := grant.Parse(n)
-		if err != nil {
-			continue
+		if g, err := grant.Parse(n); err == nil {
+			out = append(out, namedGrant{n, g})
 		}
-		out = append(out, struct {
-			Name  string
-			Grant grant.Grant
-		}{n, g})
 	}
 	return out
 }
 
-// Verdict is one grant column of a row: "runs", or "refused: ..." naming
-// the protections nothing holds.
-func (e Env) Verdict(g grant.Grant, n Need) string {
-	rs := e.Refusals(g, n)
+// verdict is one grant column of a row: "runs", or "refused (...)"
+// naming the protections nothing holds.
+func verdict(f Features, g grant.Grant, n Need) string {
+	rs := refused(Holds(f, g, n))
 	if len(rs) == 0 {
 		return "runs"
 	}
 	var keys []string
 	for _, r := range rs {
-		keys = append(keys, r.Protection.Key)
+		keys = append(keys, r.Key)
 	}
 	return "refused (" + strings.Join(keys, ", ") + ")"
 }
@@ -400,20 +310,19 @@ func (e Env) Verdict(g grant.Grant, n Need) string {
 // fieldCell is a field column of a row: the mechanisms holding the
 // field's protections (for the widest grant that needs them), or what is
 // refused.
-func (e Env) fieldCell(field string, n Need) string {
+func fieldCell(f Features, field string, n Need) string {
 	wide := grant.Grant{Files: grant.FilesWrite, Shell: grant.ShellFull, Network: grant.NetworkOff, Desktop: grant.DesktopOff}
 	seen := map[string]bool{}
-	var by, refused []string
-	for _, p := range protections() {
-		if p.Field != field {
+	var by, nothing []string
+	for _, h := range Holds(f, wide, n) {
+		if h.Field != field {
 			continue
 		}
-		c := e.Hold(p.Key, wide, n)
-		if !c.Held() {
-			refused = append(refused, strings.TrimPrefix(p.Key, field+"."))
+		if !h.Held() {
+			nothing = append(nothing, strings.TrimPrefix(h.Key, field+"."))
 			continue
 		}
-		for _, m := range c.By {
+		for _, m := range h.By {
 			if !seen[m] {
 				seen[m] = true
 				by = append(by, m)
@@ -421,42 +330,60 @@ func (e Env) fieldCell(field string, n Need) string {
 		}
 	}
 	s := strings.Join(by, ", ")
-	if len(refused) > 0 {
-		s += "; refused: " + strings.Join(refused, ", ")
+	if len(nothing) > 0 {
+		s += "; refused: " + strings.Join(nothing, ", ")
 	}
 	return s
 }
 
-// MatrixEnvs are the matrix's rows: each privilege setting at every
-// Landlock ABI from 0 (none) to the newest the table knows that wrun uses.
-func MatrixEnvs() []Env {
-	var privs = []Env{
-		{Root: true, SysAdmin: true, MountAPI: true},
-		{Root: true, UserNS: true, MountAPI: true},
-		{Root: true, MountAPI: true},
-		{UserNS: true, MountAPI: true},
-		{MountAPI: true},
-		{UserNS: true, MountAPI: true, ProcMasked: true},
-		{Nested: true, MountAPI: true},
+// matrixRow is a kind of machine: every row of it differs only in the
+// Landlock ABI.
+type matrixRow struct {
+	name string
+	f    Features
+}
+
+// matrixRows are the kinds of machine the matrix lists, each at every
+// Landlock ABI from 0 to the newest the table knows that wrun uses.
+func matrixRows() []matrixRow {
+	full := Features{Seccomp: true, UserNotif: true, AddFD: true, AddFDSend: true, WaitKillable: true,
+		PidfdThread: true, PidfdGetfd: true, ProcMem: true}
+	with := func(mod func(*Features)) Features {
+		f := full
+		mod(&f)
+		return f
 	}
-	var out []Env
-	for _, p := range privs {
+	return []matrixRow{
+		{"root, or a user (namespaces play no part)", full},
+		{"a container's default seccomp profile (no pidfd_getfd)", with(func(f *Features) { f.PidfdGetfd = false })},
+		{"a kernel before 5.19 (no WAIT_KILLABLE_RECV)", with(func(f *Features) { f.WaitKillable, f.PidfdThread = false, false })},
+		{"a user under Yama ptrace_scope 2", with(func(f *Features) { f.ProcMem = false })},
+		{"inside another wrun", with(func(f *Features) { f.Nested, f.Outer = true, OuterWrun })},
+		{"under another seccomp supervisor", with(func(f *Features) { f.Nested, f.Outer = true, OuterOther })},
+	}
+}
+
+// MatrixEnvs are the matrix's machines: each row kind at every Landlock
+// ABI from 0 to 7.
+func MatrixEnvs() []Features {
+	var out []Features
+	for _, r := range matrixRows() {
 		for abi := 0; abi <= 7; abi++ {
-			e := p
-			e.Landlock = landlockKernel{ABI: abi, Errata: ^uint64(0)}
-			out = append(out, e)
+			f := r.f
+			f.LandlockABI, f.LandlockErrata = abi, ^uint64(0)
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// MatrixMarkdown is the README's support matrix, generated from the table:
-// rows that differ only in the ABI, with equal cells, are merged.
+// MatrixMarkdown is the README's support matrix, generated from Holds:
+// ABIs of a row kind with equal cells are merged.
 func MatrixMarkdown() string {
 	var b strings.Builder
 	n := Need{CreateBeside: true}
 	gs := namedGrants()
-	fmt.Fprintf(&b, "| environment | Landlock ABI |")
+	b.WriteString("| machine | Landlock ABI |")
 	for _, g := range gs {
 		fmt.Fprintf(&b, " %s |", g.Name)
 	}
@@ -465,35 +392,39 @@ func MatrixMarkdown() string {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|---|---|---|\n")
-	type row struct {
-		priv, cells string
-		lo, hi      int
-	}
-	var rows []row
-	for _, e := range MatrixEnvs() {
-		var cells []string
-		for _, g := range gs {
-			cells = append(cells, e.Verdict(g.Grant, n))
+	for _, r := range matrixRows() {
+		type span struct {
+			cells  string
+			lo, hi int
 		}
-		for _, f := range []string{"files", "shell", "network", "desktop"} {
-			cells = append(cells, e.fieldCell(f, n))
+		var spans []span
+		for abi := 0; abi <= 7; abi++ {
+			f := r.f
+			f.LandlockABI, f.LandlockErrata = abi, ^uint64(0)
+			var cells []string
+			for _, g := range gs {
+				cells = append(cells, verdict(f, g.Grant, n))
+			}
+			for _, field := range []string{"files", "shell", "network", "desktop"} {
+				cells = append(cells, fieldCell(f, field, n))
+			}
+			c := strings.Join(cells, " | ")
+			if l := len(spans) - 1; l >= 0 && spans[l].cells == c {
+				spans[l].hi = abi
+				continue
+			}
+			spans = append(spans, span{c, abi, abi})
 		}
-		c := strings.Join(cells, " | ")
-		if l := len(rows) - 1; l >= 0 && rows[l].priv == e.Privilege() && rows[l].cells == c {
-			rows[l].hi = e.Landlock.ABI
-			continue
+		for _, s := range spans {
+			abi := fmt.Sprint(s.lo)
+			if s.hi > s.lo {
+				abi = fmt.Sprintf("%d-%d", s.lo, s.hi)
+			}
+			if s.hi == 7 {
+				abi += "+"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", r.name, abi, s.cells)
 		}
-		rows = append(rows, row{e.Privilege(), c, e.Landlock.ABI, e.Landlock.ABI})
-	}
-	for _, r := range rows {
-		abi := fmt.Sprint(r.lo)
-		if r.hi > r.lo {
-			abi = fmt.Sprintf("%d-%d", r.lo, r.hi)
-		}
-		if r.hi == 7 {
-			abi += "+"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.priv, abi, r.cells)
 	}
 	return b.String()
 }
@@ -505,9 +436,9 @@ func RefusalReasons() []string {
 	seen := map[string]bool{}
 	var out []string
 	wide := grant.Grant{Files: grant.FilesWrite, Shell: grant.ShellFull, Network: grant.NetworkOff, Desktop: grant.DesktopOff}
-	for _, e := range MatrixEnvs() {
-		for _, r := range e.Refusals(wide, Need{CreateBeside: true}) {
-			s := fmt.Sprintf("`%s` (%s): %s", r.Protection.Key, e.whyKey(), r.Why)
+	for _, f := range MatrixEnvs() {
+		for _, h := range refused(Holds(f, wide, Need{CreateBeside: true})) {
+			s := fmt.Sprintf("`%s`: %s", h.Key, h.Refused)
 			if !seen[s] {
 				seen[s] = true
 				out = append(out, s)
@@ -516,12 +447,4 @@ func RefusalReasons() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// whyKey groups rows for RefusalReasons.
-func (e Env) whyKey() string {
-	if e.stage() {
-		return "with namespaces"
-	}
-	return "without namespaces"
 }

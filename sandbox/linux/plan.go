@@ -4,7 +4,6 @@ package linux
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -15,31 +14,36 @@ import (
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
-// Plan is a policy made concrete for this kernel: the Landlock ruleset,
-// the seccomp filter, the mounts and the checks after the run.
+// Plan is a policy made concrete for this machine: the command's Landlock
+// ruleset and seccomp filter, what wrun mediates and performs itself, the
+// checks after the run, and, for each protection, the mechanism that
+// holds it (Holds), from which everything that describes a run is said.
 type Plan struct {
 	Policy   *policy.Policy `json:"-"`
 	Features Features       `json:"features"`
 	ABI      int            `json:"landlock_abi"`
 	attr     rulesetAttr
-	Rules    []policy.Rule `json:"-"`
-	// Mounts protect paths inside writable trees in a private mount
-	// namespace: parents first.
-	Mounts []policy.Protected `json:"-"`
-	// Sweep lists protected paths that must not come into existence; they
-	// are checked, and removed, after the run.
+	// Rules are the command's Landlock rules: the policy's, with the
+	// hidden and protected paths carved out.
+	Rules []policy.Rule `json:"-"`
+	// Holds says, protection by protection, what holds the grant here.
+	Holds []Hold `json:"holds"`
+	// Mediated are the directories inside writable trees that carving
+	// left without the rights to make or remove entries (those on the way
+	// down to a protected or hidden path: the workspace root, .git):
+	// there wrun performs each call itself (mediation.go).
+	Mediated []string `json:"mediated,omitempty"`
+	// Sweep lists protected paths that must not remain after the run;
+	// they are checked, and removed, once nothing of the command can write.
 	Sweep []policy.Protected `json:"-"`
-	// Masks are the hidden paths the stage covers with an empty file or
-	// directory the child can neither read nor list, none inside another;
-	// the other hidden paths are carved out of Rules.
-	Masks []policy.Hole `json:"-"`
-	// Views are the hidden directories the stage covers, without
-	// Landlock, with a read-only tmpfs holding only the rules beneath
-	// them (deepest first).
-	Views []holeView `json:"-"`
 	// Create lists what wrun creates before the child starts.
-	Create  []creation `json:"-"`
-	seccomp seccompSpec
+	Create []creation `json:"-"`
+	// perfRules are the rules of the threads that perform mediated calls:
+	// the writable trees whole and the sandbox's private devices.
+	perfRules []policy.Rule
+	seccomp   seccompSpec
+	// mediate: wrun holds the seccomp listener and performs calls.
+	mediate bool
 	// Protection says how protected paths are enforced.
 	Protection string        `json:"protection"`
 	Gaps       []sandbox.Gap `json:"gaps"`
@@ -50,25 +54,12 @@ type Plan struct {
 	// matters.)
 	DropCaps bool            `json:"drop_capabilities"`
 	Options  sandbox.Options `json:"-"`
-	// stage: the command runs under the stage, the init of new PID, IPC
-	// and mount namespaces (see Stage2), rather than as a child of wrun's
-	// launch thread. Chosen wherever wrun can make namespaces.
-	stage bool
-	// viaUserNS: the stage's namespaces are made inside a new user
-	// namespace (wrun lacks CAP_SYS_ADMIN).
-	viaUserNS bool
-	// netNS: the stage also gets a network namespace (network off, and
-	// Landlock cannot scope abstract UNIX sockets).
-	netNS bool
-	// env and need are the support matrix's row and the plan's facts,
-	// for explain.
-	env  Env
-	need Need
+	need     Need
 	// audit: read Landlock's audit records of the run where the kernel
 	// offers them (ABI 7) and auditing is on.
 	audit bool
 	// Unix says how pathname UNIX sockets outside the sandbox are kept
-	// out (see planUnix).
+	// out.
 	Unix UnixMechanism `json:"unix_sockets"`
 }
 
@@ -83,7 +74,6 @@ type creation struct {
 func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl := &Plan{Policy: p, Features: f, ABI: f.LandlockABI, Options: o, DropCaps: f.Root}
 	k := f.landlock()
-	env := f.Env()
 	// What Landlock lacks is listed for explain; whether it matters is the
 	// support matrix's decision (below): another mechanism may hold it.
 	pl.Gaps = k.gaps(f.LandlockError)
@@ -109,116 +99,161 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 		pl.attr.scoped &^= llScopeAbstractUnix
 	}
 
-	// seccomp.
-	pl.seccomp.DenyInet = !p.Network.Allow
-	// Processes kept in the background outlive wrun, and with it the
-	// observer: every call the filter sends it would then fail with ENOSYS.
-	pl.seccomp.Observe = f.UserNotif && !o.NoObserve && !o.KeepBackground
-	// Landlock's audit records (ABI 7) are read under the same switch.
-	pl.audit = offered.Flags&llRestrictSelfLogNewExecOn != 0 && !o.NoObserve && !o.KeepBackground
-
-	// Namespaces, wherever wrun can make them: as root directly, otherwise
-	// inside a user namespace.
-	pl.stage = env.stage()
-	// Below Landlock ABI 6 abstract UNIX sockets are not scoped: with the
-	// network off, a network namespace of its own holds them.
-	pl.netNS = pl.stage && !p.Network.Allow && !p.IPC.AbstractUnixOutside && pl.attr.scoped&llScopeAbstractUnix == 0
-	pl.viaUserNS = pl.stage && !f.MountNS
+	// The mediation, wherever the machine allows it. Processes kept in the
+	// background outlive wrun, and with it the listener: every call the
+	// filter sends it would then fail with ENOSYS (which is what keeps
+	// them from changing what the checks after the run hold).
+	pl.mediate = f.mediates() && !o.NoObserve
+	pl.seccomp = seccompSpec{
+		DenyInet: !p.Network.Allow,
+		Mediate:  pl.mediate,
+		Truncate: pl.mediate && offered.FS&llTruncate == 0,
+		Signals:  pl.mediate && offered.Scoped&llScopeSignal == 0,
+		Nested:   f.Nested,
+	}
+	pl.audit = offered.Flags&llRestrictSelfLogNewExecOn != 0 && !o.NoObserve
 	pl.planUnix(f, offered)
-	pl.seccomp.IsolatedIPC = pl.stage
 	// Without Landlock, links and FIFOs are kept out of the places later
 	// unsandboxed runs write into by refusing them everywhere.
 	pl.seccomp.DenyPlant = pl.ABI == 0 && plainRules(p.Rules)
-	if !pl.stage {
-		pl.Notes = append(pl.Notes, "no namespaces (wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable): SysV IPC and POSIX message queues are refused, but metadata outside the write scope is not restricted (chmod, utimes), and the child shares wrun's PID namespace: it sees every process in /proc, may signal the thread of wrun it was started from (ending wrun before its checks after the run), and processes it starts may survive a wrun killed with SIGKILL")
-	}
 
-	// Hidden paths: covered by a mask in the stage's view where one can
-	// cover them, otherwise carved out of the rules.
-	var holes []policy.Hole
-	for _, h := range p.Hidden {
-		if pl.stage && maskable(h, p.Rules) {
-			pl.Masks = append(pl.Masks, h)
+	// Hidden and protected paths are carved out of the rules; a protected
+	// path that must not appear is carved too, so that its directory is
+	// one the mediation watches, and is checked after the run.
+	holes := slices.Clone(p.Hidden)
+	for _, pr := range p.Protected {
+		if !pr.Exists && pr.Create == policy.CreateNone {
+			pl.Sweep = append(pl.Sweep, pr)
+		}
+		if pr.Pin {
+			// The holes beneath a gitdir already take the rights to
+			// remove or replace it from its parent.
 			continue
 		}
-		holes = append(holes, h)
-	}
-	pl.Masks = outermost(pl.Masks)
-	// Paths that must stay unwritable inside writable trees.
-	for _, pr := range p.Protected {
-		switch {
-		case !pr.Exists && pr.Create == policy.CreateNone:
-			pl.Sweep = append(pl.Sweep, pr)
-		case pl.stage:
-			pl.Mounts = append(pl.Mounts, pr)
-		case pr.Pin:
-			// Carving the config and hooks holes beneath it already takes
-			// every create and remove right from the gitdir's parent, so
-			// the gitdir cannot be renamed or replaced.
-		default:
-			holes = append(holes, policy.Hole{Path: pr.Path, Withheld: policy.Write, Why: pr.Why})
-		}
+		holes = append(holes, policy.Hole{Path: pr.Path, Withheld: policy.Write, Why: pr.Why})
 		if pr.Create != policy.CreateNone {
 			pl.Create = append(pl.Create, creation{Path: pr.Path, Dir: pr.Create == policy.CreateDir, Beneath: pr.Within})
 		}
 	}
-	sort.Slice(pl.Mounts, func(i, j int) bool { return pl.Mounts[i].Path < pl.Mounts[j].Path })
-	switch {
-	case len(pl.Mounts) > 0 && pl.viaUserNS:
-		pl.Protection = "read-only bind mounts in a private mount namespace (inside a user namespace)"
-	case len(pl.Mounts) > 0:
-		pl.Protection = "read-only bind mounts in a private mount namespace"
-	case len(p.Protected) > len(pl.Sweep):
-		pl.Protection = "carved Landlock rules (no mount namespace: wrun lacks CAP_SYS_ADMIN and user namespaces are unavailable)"
-		pl.Notes = append(pl.Notes, "protected paths are enforced by carved rules: new entries cannot be created directly in a directory that holds a protected path (the workspace root, .git)")
-	}
-	if len(pl.Sweep) > 0 {
-		pl.Notes = append(pl.Notes, "paths that must not appear (listed as protected, absent) are checked after the run and removed if the child created them")
-	}
-
 	for _, r := range p.Rules {
 		if r.Create != policy.CreateNone {
 			pl.Create = append(pl.Create, creation{Path: r.Path, Dir: r.Create == policy.CreateDir, Beneath: r.Beneath})
 		}
 	}
-	if pl.stage && pl.ABI == 0 {
-		// No Landlock to carve the hidden directories that rules reach
-		// into: the stage covers them with views (holeViews).
-		pl.Views, holes = holeViews(holes, p.Rules), nil
-	}
 	rules, notes := policy.Carve(p.Rules, holes, policy.OSLister)
 	pl.Rules = rules
 	pl.Notes = append(pl.Notes, notes...)
+	pl.Mediated = carvedDirs(p.Rules, holes)
+	pl.need = Need{CreateBeside: len(pl.Mediated) > 0 && p.Grant.Files == grant.FilesWrite}
+	switch {
+	case len(pl.Mediated) == 0:
+	case pl.mediate:
+		pl.Protection = "carved Landlock rules, and wrun performing each call in the directories that hold protected paths (the protected names and inodes refused)"
+		pl.perfRules = performerRules(p.Rules)
+	default:
+		pl.Protection = "carved Landlock rules: nothing new can be made directly in a directory that holds a protected path (the workspace root, .git)"
+		pl.Notes = append(pl.Notes, "protected paths are enforced by carved rules alone: new entries cannot be created directly in a directory that holds a protected path (the workspace root, .git)")
+	}
+	if pl.mediate && pl.perfRules == nil {
+		pl.perfRules = performerRules(p.Rules)
+	}
+	if len(pl.Sweep) > 0 {
+		pl.Notes = append(pl.Notes, "paths that must not appear (listed as protected, absent) are checked after the run and removed if the command created them")
+	}
 
 	// The support matrix decides: what nothing on this machine holds
 	// refuses the run, or with --best-effort degrades it.
-	need := Need{CreateBeside: len(p.Protected) > len(pl.Sweep)+len(pl.Mounts) && p.Grant.Files == grant.FilesWrite}
-	pl.env, pl.need = env, need
-	for _, r := range env.Refusals(p.Grant, need) {
-		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: r.Protection.What, Consequence: "nothing holds it here: " + env.Name(),
-			Need: r.Why, Essential: true})
+	pl.Holds = Holds(f, p.Grant, pl.need)
+	for _, h := range refused(pl.Holds) {
+		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: h.What, Consequence: "nothing holds it here: " + f.Name(), Need: h.Refused, Essential: true})
 	}
-	if rem := env.Remedy(); rem != "" && !env.Nested && env.MountAPI && len(pl.Gaps) > 0 && pl.Gaps[len(pl.Gaps)-1].Essential {
-		pl.Gaps = append(pl.Gaps, sandbox.Gap{What: "the stage (the namespaces that would hold these)", Need: "user namespaces: " + rem,
-			Consequence: env.whyNoStage(), Essential: true})
-	}
-	var essential bool
-	for _, g := range pl.Gaps {
-		essential = essential || g.Essential
-	}
-	if essential {
+	if slices.ContainsFunc(pl.Gaps, func(g sandbox.Gap) bool { return g.Essential }) {
 		if !o.BestEffort {
 			return pl, &sandbox.UnenforceableError{Gaps: pl.Gaps}
 		}
 		pl.Degraded = true
 	}
+	if !pl.mediate {
+		pl.Notes = append(pl.Notes, "no mediation ("+mediationMissing(f, o)+"): chmod, utimes and the other metadata calls, creates beside protected paths and, below Landlock ABI 6, signals are refused or held by the kernel alone (see the protections below)")
+	}
 	return pl, nil
 }
 
-// fsRules turns the plan's rules into Landlock rules.
-func (pl *Plan) fsRules() []fsRule {
-	out := make([]fsRule, 0, len(pl.Rules))
-	for _, r := range pl.Rules {
+// mediationMissing says why f gives no mediation.
+func mediationMissing(f Features, o sandbox.Options) string {
+	switch {
+	case o.NoObserve:
+		return "switched off"
+	case f.Nested && f.Outer == OuterWrun:
+		return "inside another wrun, which holds the seccomp listener: the kernel allows one"
+	case f.Nested:
+		return "another supervisor holds the seccomp listener: the kernel allows one"
+	case !f.Seccomp || !f.UserNotif:
+		return "no seccomp user notification (Linux 5.0)"
+	case !f.AddFD:
+		return "no SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9)"
+	case !f.ProcMem:
+		return "no ptrace access to the command's memory (Yama's kernel.yama.ptrace_scope is 2 or more)"
+	}
+	return "unavailable"
+}
+
+// carvedDirs are the directories that carving rules around holes leaves
+// without the rights to make or remove entries, though a rule grants
+// them: each directory from a writable rule's path down to the parent of
+// a hole beneath it. Entries made there, and beneath what is made there,
+// get no Landlock right the command could use: wrun performs those calls.
+func carvedDirs(rules []policy.Rule, holes []policy.Hole) []string {
+	const entries = policy.MakeReg | policy.MakeDir | policy.RemoveFile | policy.RemoveDir
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if r.Access&entries == 0 {
+			continue
+		}
+		for _, h := range holes {
+			if h.Withheld&entries == 0 || h.Path == r.Path || !policy.Within(h.Path, r.Path) {
+				continue
+			}
+			for d := filepath.Dir(h.Path); policy.Within(d, r.Path); d = filepath.Dir(d) {
+				seen[d] = true
+				if d == r.Path || d == "/" {
+					break
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// performerRules are the Landlock rules of the threads that perform the
+// command's mediated calls: every rule of the policy that writes, whole
+// (uncarved: the performer makes entries beside protected paths, and wrun
+// refuses the protected names and inodes itself), and the sandbox's
+// private devices, where it opens terminals and shared memory for the
+// command. The kernel then keeps every performed call inside the write
+// scope, whatever wrun's own checks decide.
+func performerRules(rules []policy.Rule) []policy.Rule {
+	var out []policy.Rule
+	for _, r := range rules {
+		if r.Access&policy.Write != 0 {
+			out = append(out, r)
+		}
+	}
+	for _, d := range privateDevices() {
+		out = append(out, policy.Rule{Path: d.path, Access: d.access, Why: d.why, Source: "mediation", Optional: true})
+	}
+	return out
+}
+
+// fsRules turns rules into Landlock rules.
+func fsRules(rules []policy.Rule) []fsRule {
+	out := make([]fsRule, 0, len(rules))
+	for _, r := range rules {
 		out = append(out, fsRule{Path: r.Path, Access: toLandlock(r.Access), Optional: r.Optional, NoFollow: r.NoFollow, Beneath: r.Beneath})
 	}
 	return out
@@ -233,13 +268,8 @@ func (pl *Plan) Summary() string {
 	if pl.Features.Seccomp {
 		parts = append(parts, "seccomp filter")
 	}
-	switch {
-	case pl.stage && pl.viaUserNS:
-		parts = append(parts, "the stage: PID, IPC and mount namespaces in a user namespace (a read-only view, writable paths bound back, hidden paths masked)")
-	case pl.stage:
-		parts = append(parts, "the stage: PID, IPC and mount namespaces (a read-only view, writable paths bound back, hidden paths masked)")
-	default:
-		parts = append(parts, "no namespaces (SysV and POSIX IPC refused; see the notes)")
+	if pl.mediate {
+		parts = append(parts, "wrun's mediation (seccomp user notification)")
 	}
 	if pl.DropCaps {
 		parts = append(parts, "root capabilities dropped")
@@ -249,108 +279,6 @@ func (pl *Plan) Summary() string {
 		s = "DEGRADED: " + s
 	}
 	return s
-}
-
-// maskable reports whether the stage can hide h with a mask: no rule lies
-// at or beneath it (policy.Maskable), and it exists, is no symbolic link
-// and is reached without one, so the mask lands on what the policy names.
-// A hole that is missing or reached through a link is carved (its target
-// has a hole of its own, policy.resolveHoles), and so is one in /proc.
-func maskable(h policy.Hole, rules []policy.Rule) bool {
-	if !policy.Maskable(h, rules) || h.Path == "/" || !filepath.IsAbs(h.Path) || filepath.Clean(h.Path) != h.Path {
-		return false
-	}
-	if policy.Within(h.Path, "/proc") {
-		return false // the stage mounts a /proc of its own after the masks
-	}
-	fi, err := os.Lstat(h.Path)
-	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-		return false
-	}
-	dir := filepath.Dir(h.Path)
-	real, err := filepath.EvalSymlinks(dir)
-	return err == nil && real == dir
-}
-
-// outermost sorts holes by path and drops those inside another: a mask
-// hides everything beneath it.
-func outermost(holes []policy.Hole) []policy.Hole {
-	sort.Slice(holes, func(i, j int) bool { return holes[i].Path < holes[j].Path })
-	var out []policy.Hole
-	for _, h := range holes {
-		if n := len(out); n > 0 && policy.Within(h.Path, out[n-1].Path) {
-			continue
-		}
-		out = append(out, h)
-	}
-	return out
-}
-
-// maskPaths are the paths of the plan's masks, for the stage.
-func (pl *Plan) maskPaths() []string {
-	out := make([]string, len(pl.Masks))
-	for i, h := range pl.Masks {
-		out[i] = h.Path
-	}
-	return out
-}
-
-// holeViews are the views that hide, without Landlock, the hidden
-// directories rules reach into: each existing directory among holes that
-// a rule lies beneath, keeping those rules and the views inside it, deepest
-// first so that a view is made before the one that keeps it. A hole that
-// is missing, no directory or reached through a symbolic link gets none
-// (its target, where it has one, is a hole of its own).
-func holeViews(holes []policy.Hole, rules []policy.Rule) []holeView {
-	var paths []string
-	for _, h := range holes {
-		if policy.Maskable(h, rules) || !filepath.IsAbs(h.Path) || filepath.Clean(h.Path) != h.Path || h.Path == "/" {
-			continue
-		}
-		if fi, err := os.Lstat(h.Path); err != nil || !fi.IsDir() {
-			continue
-		}
-		if real, err := filepath.EvalSymlinks(h.Path); err != nil || real != h.Path {
-			continue
-		}
-		if !slices.Contains(paths, h.Path) {
-			paths = append(paths, h.Path)
-		}
-	}
-	// Deepest first.
-	sort.Slice(paths, func(i, j int) bool {
-		if di, dj := strings.Count(paths[i], "/"), strings.Count(paths[j], "/"); di != dj {
-			return di > dj
-		}
-		return paths[i] < paths[j]
-	})
-	var views []holeView
-	for _, p := range paths {
-		var keep []fsRule
-		for _, r := range rules {
-			if r.Path != p && policy.Within(r.Path, p) {
-				keep = append(keep, fsRule{Path: r.Path, Access: toLandlock(r.Access), Optional: r.Optional, NoFollow: r.NoFollow, Beneath: r.Beneath})
-			}
-		}
-		for _, v := range views {
-			if v.Path != p && policy.Within(v.Path, p) {
-				keep = append(keep, fsRule{Path: v.Path, NoFollow: true})
-			}
-		}
-		sort.Slice(keep, func(i, j int) bool { return keep[i].Path < keep[j].Path })
-		var kept []fsRule
-		for _, k := range keep {
-			if n := len(kept); n > 0 && policy.Within(k.Path, kept[n-1].Path) {
-				if k.Path == kept[n-1].Path {
-					kept[n-1].Optional = kept[n-1].Optional && k.Optional
-				}
-				continue
-			}
-			kept = append(kept, k)
-		}
-		views = append(views, holeView{Path: p, Keep: kept})
-	}
-	return views
 }
 
 // plainRules reports whether a rule lets the child create files in a
@@ -367,4 +295,73 @@ func plainRules(rules []policy.Rule) bool {
 		}
 	}
 	return false
+}
+
+// UnixMechanism says how pathname UNIX sockets outside the sandbox are
+// kept out under a plan.
+type UnixMechanism string
+
+const (
+	// UnixOpen: the grant reaches them (desktop=on).
+	UnixOpen UnixMechanism = "open"
+	// UnixLandlock: Landlock's RESOLVE_UNIX right (ABI 9) confines
+	// connect and send by path.
+	UnixLandlock UnixMechanism = "landlock"
+	// UnixMediated: the seccomp filter sends every call that names an
+	// address to wrun, which performs it (sockets.go).
+	UnixMediated UnixMechanism = "mediated"
+	// UnixRefused: AF_UNIX sockets and datagram socketpairs are refused.
+	UnixRefused UnixMechanism = "refused"
+)
+
+// planUnix decides how pathname UNIX sockets outside the sandbox are kept
+// out: by Landlock where it can (ABI 9), else by the mediation where it
+// can take the command's sockets, else by refusing AF_UNIX sockets.
+func (pl *Plan) planUnix(f Features, offered llRights) {
+	p := pl.Policy
+	switch {
+	case p.IPC.PathUnixOutside:
+		pl.Unix = UnixOpen
+	case offered.FS&llResolveUnix != 0:
+		pl.Unix = UnixLandlock
+	case pl.mediate && f.takesSockets():
+		pl.Unix = UnixMediated
+		pl.seccomp.Sockets = true
+		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets are mediated: this kernel's Landlock ABI %d cannot confine connect() to pathname sockets, so wrun performs every connect, bind and addressed send for the command, and connects only to sockets this sandbox bound (or --allow-unix names); %s confines them itself", f.LandlockABI, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
+	default:
+		pl.Unix = UnixRefused
+		pl.seccomp.DenyUnix = true
+		why := "the mediation is not available here"
+		if pl.mediate {
+			why = "the mediation needs pidfd_getfd to take the command's socket, which this machine refuses"
+		}
+		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (stream and seqpacket socketpairs still work, datagram ones do not): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket, and %s; %s can", f.LandlockABI, why, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
+	}
+}
+
+// unixLine rewrites, in explain's network and IPC lines, the one about
+// UNIX sockets outside the sandbox to name the mechanism that holds them
+// under this plan.
+func (pl *Plan) unixLine(lines []string) []string {
+	var say string
+	switch pl.Unix {
+	case UnixMediated:
+		say = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable: every connect, bind and addressed send is performed by wrun for the command, only to sockets this sandbox bound"
+		if n := len(pl.Policy.IPC.UnixSockets); n > 0 {
+			say += fmt.Sprintf(" or the %d --allow-unix names", n)
+		}
+		say += "; binding a chosen abstract name is refused; inside a wrun nested in this one, UNIX sockets are refused"
+	case UnixRefused:
+		say = "UNIX sockets outside the sandbox (D-Bus, ssh agent, docker, tmux): not reachable: AF_UNIX sockets and datagram socketpairs are refused (seccomp; no mediation here)"
+	default:
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if strings.HasPrefix(l, "UNIX sockets outside the sandbox") {
+			l = say
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -4,7 +4,6 @@ package linux
 
 import (
 	"errors"
-	"fmt"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -94,208 +94,192 @@ func TestHandledFS(t *testing.T) {
 	}
 }
 
-// TestNewPlanGaps checks what NewPlan reports for each Landlock ABI: which
-// gaps there are, which are essential, and that an essential one refuses
-// the run unless BestEffort.
+// full is a machine with everything the mediation uses, at Landlock ABI
+// abi with every erratum fixed.
+func full(abi int) Features {
+	return Features{LandlockABI: abi, LandlockErrata: errataFixed, Seccomp: true, UserNotif: true, AddFD: true,
+		AddFDSend: true, WaitKillable: true, PidfdThread: true, PidfdGetfd: true, ProcMem: true}
+}
+
+// mustGrant parses a grant spec.
+func mustGrant(t testing.TB, spec string) grant.Grant {
+	t.Helper()
+	g, err := grant.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestNewPlanGaps checks what NewPlan refuses for each kind of machine:
+// the protections nothing holds are essential gaps, which refuse the run
+// unless BestEffort, and then mark it degraded.
 func TestNewPlanGaps(t *testing.T) {
-	const (
-		landlock = "Landlock"
-		refer    = "REFER"
-		truncate = "truncate"
-		ioctl    = "ioctl"
-		signal   = "signal"
-		seccomp  = "seccomp"
-	)
-	// What each row refuses without namespaces (a user without user
-	// namespaces); with them (the stage) nothing is refused: without
-	// Landlock the stage's view holds the files, hidden paths masked.
-	const (
-		hidden   = "hidden"
-		write    = "no write"
-		trunc    = "truncation"
-		metadata = "chmod"
-		prot     = "protected paths"
-		sig      = "no signal"
-		procs    = "other processes'"
-		checks   = "checks after the run"
-		stage    = "the stage"
-	)
+	noMed := func(abi int) Features {
+		f := full(abi)
+		f.UserNotif, f.AddFD, f.AddFDSend = false, false, false
+		return f
+	}
 	tests := []struct {
 		name      string
 		f         Features
-		info      []string // substrings of the non-essential gaps' What, in order
-		essential []string // without namespaces
-		staged    []string // with them
+		essential []string // keys of the protections refused, for --grant write
 	}{
-		{"no Landlock", Features{Seccomp: true, LandlockError: "not enabled"}, []string{landlock},
-			[]string{write, hidden, trunc, metadata, prot, sig, procs, checks, stage}, nil},
-		{"ABI 1", Features{LandlockABI: 1, LandlockErrata: errataFixed, Seccomp: true}, []string{refer, truncate, ioctl, signal}, []string{trunc, metadata, sig, checks, stage}, nil},
-		{"ABI 2", Features{LandlockABI: 2, LandlockErrata: errataFixed, Seccomp: true}, []string{truncate, ioctl, signal}, []string{trunc, metadata, sig, checks, stage}, nil},
-		{"ABI 3", Features{LandlockABI: 3, LandlockErrata: errataFixed, Seccomp: true}, []string{ioctl, signal}, []string{metadata, sig, checks, stage}, nil},
-		{"ABI 4", Features{LandlockABI: 4, LandlockErrata: errataFixed, Seccomp: true}, []string{ioctl, signal}, []string{metadata, sig, checks, stage}, nil},
-		{"ABI 5", Features{LandlockABI: 5, LandlockErrata: errataFixed, Seccomp: true}, []string{signal}, []string{metadata, sig, checks, stage}, nil},
-		{"ABI 6", Features{LandlockABI: 6, LandlockErrata: errataFixed, Seccomp: true}, nil, []string{metadata, checks, stage}, nil},
-		{"ABI 7", Features{LandlockABI: 7, LandlockErrata: errataFixed, Seccomp: true}, nil, []string{metadata, checks, stage}, nil},
-		{"ABI 7 without seccomp", Features{LandlockABI: 7, LandlockErrata: errataFixed}, nil, []string{seccomp, metadata, checks, stage}, []string{seccomp}},
-		// Erratum 2 unfixed: signals are not scoped (threads of wrun
-		// could not signal each other).
-		{"ABI 6 without the errata", Features{LandlockABI: 6, Seccomp: true}, []string{signal}, []string{metadata, sig, checks, stage}, nil},
-		{"ABI 7, erratum 2 unfixed", Features{LandlockABI: 7, LandlockErrata: errataFixed &^ 0b10, Seccomp: true}, []string{signal}, []string{metadata, sig, checks, stage}, nil},
-		{"ABI 7, erratum 1 unfixed", Features{LandlockABI: 7, LandlockErrata: errataFixed &^ 0b01, Seccomp: true}, nil, []string{metadata, checks, stage}, nil},
+		{"no Landlock", full(0), []string{"files.write", "files.hidden", "files.plain", "files.truncate", "files.metadata", "files.protected", "files.create", "shell.signals", "shell.processes"}},
+		{"ABI 1", full(1), nil},
+		{"ABI 2", full(2), nil},
+		{"ABI 5", full(5), nil},
+		{"ABI 6", full(6), nil},
+		{"ABI 7", full(7), nil},
+		{"ABI 7 without the mediation", noMed(7), []string{"files.metadata", "files.create", "shell.wrun"}},
+		{"ABI 5 without the mediation", noMed(5), []string{"files.metadata", "files.create", "shell.signals", "shell.wrun"}},
+		{"ABI 2 without the mediation", noMed(2), []string{"files.truncate", "files.metadata", "files.create", "shell.signals", "shell.wrun"}},
+		{"ABI 7 without seccomp", Features{LandlockABI: 7, LandlockErrata: errataFixed}, []string{"files.metadata", "files.create", "shell.priority", "shell.processes", "shell.wrun", "shell.ipc", "network.off", "desktop.unix", "desktop.abstract"}},
+		{"ABI 7, erratum 2 unfixed, without the mediation", func() Features { f := noMed(7); f.LandlockErrata = errataFixed &^ 0b10; return f }(),
+			[]string{"files.metadata", "files.create", "shell.signals", "shell.wrun"}},
+		{"ABI 7 inside another wrun", func() Features { f := full(7); f.Nested, f.Outer = true, OuterWrun; return f }(), []string{"files.create"}},
+		{"ABI 7 under another supervisor", func() Features { f := full(7); f.Nested, f.Outer = true, OuterOther; return f }(), []string{"files.metadata", "files.create", "shell.wrun"}},
 	}
-	for _, tc := range tests {
-		for _, ns := range []bool{false, true} {
-			tt := tc
-			tt.f.UserNS = ns
-			if ns {
-				tt.essential = tc.staged
-			}
-			t.Run(fmt.Sprintf("%s, user namespaces %v", tt.name, ns), func(t *testing.T) {
-				planGapsCase(t, tt.f, tt.info, tt.essential)
-			})
-		}
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// planGapsCase checks one row of TestNewPlanGaps: the gaps NewPlan lists
-// for features f (info: what Landlock lacks; essential: what the support
-// matrix refuses), its error, and --best-effort.
-func planGapsCase(t *testing.T, f Features, info, essentialWant []string) {
-	tt := struct {
-		f         Features
-		essential []string
-	}{f, essentialWant}
-	{
-		{
-			p := &policy.Policy{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &policy.Policy{Grant: mustGrant(t, "write"),
+				Rules:     []policy.Rule{{Path: ws, Access: policy.ReadWrite}},
+				Protected: []policy.Protected{{Path: filepath.Join(ws, ".git/hooks"), Dir: true, Exists: true, Within: ws}}}
 			pl, err := NewPlan(p, tt.f, sandbox.Options{})
 			if pl == nil {
 				t.Fatalf("no plan (error %v); explain needs one even when the run is refused", err)
 			}
-			var gaps, essential []string
-			for _, g := range pl.Gaps {
-				if g.Essential {
-					essential = append(essential, g.What)
-				} else {
-					gaps = append(gaps, g.What)
-				}
-				if g.Need == "" || g.Consequence == "" {
-					t.Errorf("gap %q does not say what it needs and what follows", g.What)
-				}
+			var essential []string
+			for _, h := range refused(pl.Holds) {
+				essential = append(essential, h.Key)
 			}
-			match := func(kind string, got, want []string) {
-				ok := len(got) == len(want)
-				for i := 0; ok && i < len(got); i++ {
-					ok = strings.Contains(got[i], want[i])
-				}
-				if !ok {
-					t.Errorf("%s: got %q, want %q", kind, got, want)
-				}
+			if !slices.Equal(essential, tt.essential) {
+				t.Errorf("refused %q, want %q", essential, tt.essential)
 			}
-			match("gaps", gaps, info)
-			match("essential gaps", essential, tt.essential)
-
 			var ue *sandbox.UnenforceableError
 			switch {
 			case len(tt.essential) == 0 && err != nil:
 				t.Errorf("unexpected error %v", err)
 			case len(tt.essential) > 0 && !errors.As(err, &ue):
 				t.Errorf("got error %v, want *sandbox.UnenforceableError", err)
-			case len(tt.essential) > 0:
-				for _, w := range tt.essential {
-					if !strings.Contains(ue.Error(), w) {
-						t.Errorf("the error does not name %q: %s", w, ue)
-					}
-				}
-				if !strings.Contains(ue.Error(), "--best-effort") {
-					t.Errorf("the error does not name --best-effort: %s", ue)
+			case len(tt.essential) > 0 && !strings.Contains(ue.Error(), "--best-effort"):
+				t.Errorf("the error does not name --best-effort: %s", ue)
+			}
+			for _, g := range pl.Gaps {
+				if g.Need == "" || g.Consequence == "" {
+					t.Errorf("gap %q does not say what it needs and what follows", g.What)
 				}
 			}
-			if pl.Degraded {
-				t.Error("degraded without BestEffort")
-			}
-
-			// With BestEffort the same plan runs, marked degraded when an
-			// essential gap is left.
 			pl, err = NewPlan(p, tt.f, sandbox.Options{BestEffort: true})
 			if err != nil {
 				t.Fatalf("BestEffort: %v", err)
 			}
-			if want := len(tt.essential) > 0; pl.Degraded != want {
-				t.Errorf("BestEffort: degraded %v, want %v", pl.Degraded, want)
-			}
-			if want := len(tt.essential) > 0; strings.HasPrefix(pl.Summary(), "DEGRADED") != want {
-				t.Errorf("BestEffort: summary %q", pl.Summary())
-			}
-		}
-	}
-}
-
-// TestNewPlanEnforcement checks the ruleset attributes and seccomp spec
-// NewPlan derives from the policy's network and IPC fields, per ABI.
-func TestNewPlanEnforcement(t *testing.T) {
-	type want struct {
-		net, scoped  uint64
-		resolveUnix  bool
-		denyInet     bool
-		denyUnix     bool
-		unixSockNote bool
-	}
-	const both = llNetBindTCP | llNetConnectTCP
-	const scopes = llScopeSignal | llScopeAbstractUnix
-	off, on := policy.Network{}, policy.Network{Allow: true}
-	desktop := policy.IPC{AbstractUnixOutside: true, PathUnixOutside: true}
-	tests := []struct {
-		name string
-		abi  int
-		net  policy.Network
-		ipc  policy.IPC
-		want want
-	}{
-		{"ABI 3, network off", 3, off, policy.IPC{}, want{denyInet: true, denyUnix: true, unixSockNote: true}},
-		{"ABI 4, network off", 4, off, policy.IPC{}, want{net: both, denyInet: true, denyUnix: true, unixSockNote: true}},
-		{"ABI 4, network on", 4, on, policy.IPC{}, want{denyUnix: true, unixSockNote: true}},
-		{"ABI 6, network off", 6, off, policy.IPC{}, want{net: both, scoped: scopes, denyInet: true, denyUnix: true, unixSockNote: true}},
-		{"ABI 7, network on", 7, on, policy.IPC{}, want{scoped: scopes, denyUnix: true, unixSockNote: true}},
-		{"ABI 7, desktop", 7, on, desktop, want{scoped: llScopeSignal}},
-		{"ABI 7, network off, desktop", 7, off, desktop, want{net: both, scoped: llScopeSignal, denyInet: true}},
-		{"ABI 9, network off", 9, off, policy.IPC{}, want{net: both, scoped: scopes, resolveUnix: true, denyInet: true}},
-		{"ABI 9, desktop", 9, on, desktop, want{scoped: llScopeSignal}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := &policy.Policy{Network: tt.net, IPC: tt.ipc}
-			pl, err := NewPlan(p, Features{LandlockABI: tt.abi, LandlockErrata: errataFixed, Seccomp: true}, sandbox.Options{BestEffort: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantFS := handledFS(tt.abi)
-			if !tt.want.resolveUnix {
-				wantFS &^= llResolveUnix
-			}
-			if pl.attr.handledFS != wantFS {
-				t.Errorf("handled fs %#x, want %#x", pl.attr.handledFS, wantFS)
-			}
-			if pl.attr.handledNet != tt.want.net {
-				t.Errorf("handled net %#x, want %#x", pl.attr.handledNet, tt.want.net)
-			}
-			if pl.attr.scoped != tt.want.scoped {
-				t.Errorf("scoped %#x, want %#x", pl.attr.scoped, tt.want.scoped)
-			}
-			if pl.seccomp.DenyInet != tt.want.denyInet || pl.seccomp.DenyUnix != tt.want.denyUnix {
-				t.Errorf("seccomp %+v, want DenyInet=%v DenyUnix=%v", pl.seccomp, tt.want.denyInet, tt.want.denyUnix)
-			}
-			note := slices.ContainsFunc(pl.Notes, func(n string) bool { return strings.Contains(n, "UNIX sockets cannot be created") })
-			if note != tt.want.unixSockNote {
-				t.Errorf("UNIX socket note %v, want %v: %q", note, tt.want.unixSockNote, pl.Notes)
+			if want := len(tt.essential) > 0; pl.Degraded != want || strings.HasPrefix(pl.Summary(), "DEGRADED") != want {
+				t.Errorf("BestEffort: degraded %v, summary %q; want degraded %v", pl.Degraded, pl.Summary(), want)
 			}
 		})
 	}
 }
 
-// TestNewPlanProtection checks how protected paths are enforced: bind
-// mounts with a mount namespace, carved rules without, a sweep for paths
-// that must not appear.
+// TestNewPlanEnforcement checks the ruleset attributes and seccomp spec
+// NewPlan derives from the policy's network and IPC fields and the
+// machine.
+func TestNewPlanEnforcement(t *testing.T) {
+	type want struct {
+		net, scoped       uint64
+		resolveUnix       bool
+		denyInet          bool
+		denyUnix, sockets bool
+		truncate, signals bool
+		unix              UnixMechanism
+	}
+	const both = llNetBindTCP | llNetConnectTCP
+	const scopes = llScopeSignal | llScopeAbstractUnix
+	off, on := policy.Network{}, policy.Network{Allow: true}
+	desktop := policy.IPC{AbstractUnixOutside: true, PathUnixOutside: true}
+	noGetfd := full(7)
+	noGetfd.PidfdGetfd = false
+	tests := []struct {
+		name string
+		f    Features
+		net  policy.Network
+		ipc  policy.IPC
+		want want
+	}{
+		{"ABI 2, network off", full(2), off, policy.IPC{}, want{denyInet: true, sockets: true, truncate: true, signals: true, unix: UnixMediated}},
+		{"ABI 4, network off", full(4), off, policy.IPC{}, want{net: both, denyInet: true, sockets: true, signals: true, unix: UnixMediated}},
+		{"ABI 6, network off", full(6), off, policy.IPC{}, want{net: both, scoped: scopes, denyInet: true, sockets: true, unix: UnixMediated}},
+		{"ABI 7, network on", full(7), on, policy.IPC{}, want{scoped: scopes, sockets: true, unix: UnixMediated}},
+		{"ABI 7, no pidfd_getfd", noGetfd, on, policy.IPC{}, want{scoped: scopes, denyUnix: true, unix: UnixRefused}},
+		{"ABI 7, desktop", full(7), on, desktop, want{scoped: llScopeSignal, unix: UnixOpen}},
+		{"ABI 7, network off, desktop", full(7), off, desktop, want{net: both, scoped: llScopeSignal, denyInet: true, unix: UnixOpen}},
+		{"ABI 9, network off", full(9), off, policy.IPC{}, want{net: both, scoped: scopes, resolveUnix: true, denyInet: true, unix: UnixLandlock}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &policy.Policy{Network: tt.net, IPC: tt.ipc}
+			pl, err := NewPlan(p, tt.f, sandbox.Options{BestEffort: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFS := handledFS(tt.f.LandlockABI)
+			if !tt.want.resolveUnix {
+				wantFS &^= llResolveUnix
+			}
+			if pl.attr.handledFS != wantFS || pl.attr.handledNet != tt.want.net || pl.attr.scoped != tt.want.scoped {
+				t.Errorf("handled fs %#x net %#x scoped %#x, want %#x %#x %#x", pl.attr.handledFS, pl.attr.handledNet, pl.attr.scoped,
+					wantFS, tt.want.net, tt.want.scoped)
+			}
+			s := pl.seccomp
+			if s.DenyInet != tt.want.denyInet || s.DenyUnix != tt.want.denyUnix || s.Sockets != tt.want.sockets ||
+				s.Truncate != tt.want.truncate || s.Signals != tt.want.signals || !s.Mediate {
+				t.Errorf("seccomp %+v, want %+v", s, tt.want)
+			}
+			if pl.Unix != tt.want.unix {
+				t.Errorf("UNIX sockets %s, want %s", pl.Unix, tt.want.unix)
+			}
+		})
+	}
+}
+
+// TestCarvedDirs: the directories the mediation watches are those on the
+// way from a writable rule down to a hole beneath it; a hole at the rule
+// itself, a hole beneath a read-only rule and a rule inside a hole make
+// none.
+func TestCarvedDirs(t *testing.T) {
+	rw, ro := policy.ReadWrite, policy.ReadExec
+	tests := []struct {
+		name  string
+		rules []policy.Rule
+		holes []policy.Hole
+		want  []string
+	}{
+		{"protected files of a repository", []policy.Rule{{Path: "/ws", Access: rw}},
+			[]policy.Hole{{Path: "/ws/.git/config", Withheld: policy.Write}, {Path: "/ws/.git/hooks", Withheld: policy.Write}, {Path: "/ws/.wrun.toml", Withheld: policy.Write}},
+			[]string{"/ws", "/ws/.git"}},
+		{"a deep protected path", []policy.Rule{{Path: "/ws", Access: rw}},
+			[]policy.Hole{{Path: "/ws/a/b/c", Withheld: policy.Write}}, []string{"/ws", "/ws/a", "/ws/a/b"}},
+		{"a hole at the rule", []policy.Rule{{Path: "/ws", Access: rw}}, []policy.Hole{{Path: "/ws", Withheld: policy.Write}}, nil},
+		{"beneath a read-only rule", []policy.Rule{{Path: "/", Access: ro}}, []policy.Hole{{Path: "/home/u/.ssh", Withheld: policy.All}}, nil},
+		{"a rule inside the hole", []policy.Rule{{Path: "/home/u/.cache", Access: rw}}, []policy.Hole{{Path: "/home/u", Withheld: policy.All}}, nil},
+		{"a hidden path in a writable tree", []policy.Rule{{Path: "/home/u", Access: rw}}, []policy.Hole{{Path: "/home/u/.ssh", Withheld: policy.All}}, []string{"/home/u"}},
+		{"the root", []policy.Rule{{Path: "/", Access: rw}}, []policy.Hole{{Path: "/x", Withheld: policy.Write}}, []string{"/"}},
+	}
+	for _, tt := range tests {
+		if got := carvedDirs(tt.rules, tt.holes); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestNewPlanProtection checks how protected paths are enforced: carved
+// out of the command's rules (their directories watched by the
+// mediation), the writable tree whole for the performers, a sweep for
+// paths that must not appear.
 func TestNewPlanProtection(t *testing.T) {
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -311,6 +295,7 @@ func TestNewPlanProtection(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &policy.Policy{
+		Grant: mustGrant(t, "write"),
 		Rules: []policy.Rule{{Path: ws, Access: policy.ReadWrite}},
 		Protected: []policy.Protected{
 			{Path: filepath.Join(gitdir, "hooks"), Dir: true, Exists: true, Within: ws},
@@ -320,59 +305,12 @@ func TestNewPlanProtection(t *testing.T) {
 			{Path: filepath.Join(gitdir, "info"), Dir: true, Create: policy.CreateDir, Within: ws},
 		},
 	}
-	f := Features{LandlockABI: 7, LandlockErrata: errataFixed, Seccomp: true}
-
-	t.Run("mount namespace", func(t *testing.T) {
-		f := f
-		f.MountNS = true
-		pl, err := NewPlan(p, f, sandbox.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mounts []string
-		for _, m := range pl.Mounts {
-			mounts = append(mounts, strings.TrimPrefix(m.Path, ws))
-		}
-		if want := []string{"/.git", "/.git/config", "/.git/hooks", "/.git/info"}; !slices.Equal(mounts, want) {
-			t.Errorf("mounts %q, want %q (parents first)", mounts, want)
-		}
+	check := func(t *testing.T, pl *Plan) {
 		if len(pl.Sweep) != 1 || pl.Sweep[0].Path != filepath.Join(ws, ".envrc") {
 			t.Errorf("sweep %v, want .envrc", pl.Sweep)
 		}
 		if len(pl.Create) != 1 || pl.Create[0].Path != filepath.Join(gitdir, "info") || !pl.Create[0].Dir {
 			t.Errorf("create %v, want .git/info as a directory", pl.Create)
-		}
-		// The workspace rule stays whole.
-		if len(pl.Rules) != 1 || pl.Rules[0].Access != policy.ReadWrite {
-			t.Errorf("rules %v, want the workspace alone", pl.Rules)
-		}
-		if !strings.Contains(pl.Protection, "mount namespace") {
-			t.Errorf("protection %q", pl.Protection)
-		}
-	})
-	t.Run("user namespace", func(t *testing.T) {
-		f := f
-		f.UserNS = true
-		pl, err := NewPlan(p, f, sandbox.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pl.Mounts) != 4 || !pl.viaUserNS || !strings.Contains(pl.Protection, "user namespace") {
-			t.Errorf("mounts %d, via user namespace %v, protection %q; want 4 mounts made in a user namespace", len(pl.Mounts), pl.viaUserNS, pl.Protection)
-		}
-	})
-	t.Run("carved", func(t *testing.T) {
-		// Without namespaces the support matrix refuses the grant
-		// (metadata, wrun's checks): carved rules run with --best-effort.
-		if _, err := NewPlan(p, f, sandbox.Options{}); err == nil {
-			t.Error("without namespaces the grant ran in full")
-		}
-		pl, err := NewPlan(p, f, sandbox.Options{BestEffort: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pl.Mounts) != 0 {
-			t.Errorf("mounts %v without a mount namespace", pl.Mounts)
 		}
 		got := map[string]policy.Access{}
 		for _, r := range pl.Rules {
@@ -390,13 +328,39 @@ func TestNewPlanProtection(t *testing.T) {
 				}
 			}
 		}
-		// A sibling of the holes gets the write rights back (reading
-		// comes from the workspace rule above it).
 		if acc := got["/.git/objects"]; acc != policy.Write {
 			t.Errorf(".git/objects: %s, want %s", acc, policy.Write)
 		}
-		if !strings.Contains(pl.Protection, "carved") {
+		if want := []string{ws, gitdir}; !slices.Equal(pl.Mediated, want) {
+			t.Errorf("mediated %q, want %q", pl.Mediated, want)
+		}
+	}
+	t.Run("mediation", func(t *testing.T) {
+		pl, err := NewPlan(p, full(7), sandbox.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, pl)
+		if len(pl.perfRules) == 0 || pl.perfRules[0].Path != ws || pl.perfRules[0].Access != policy.ReadWrite {
+			t.Errorf("performer rules %+v, want the workspace whole first", pl.perfRules)
+		}
+		if !strings.Contains(pl.Protection, "performing") {
 			t.Errorf("protection %q", pl.Protection)
+		}
+	})
+	t.Run("carved only", func(t *testing.T) {
+		f := full(7)
+		f.UserNotif, f.AddFD = false, false
+		if _, err := NewPlan(p, f, sandbox.Options{}); err == nil {
+			t.Error("without the mediation --grant write ran in full")
+		}
+		pl, err := NewPlan(p, f, sandbox.Options{BestEffort: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, pl)
+		if !strings.Contains(pl.Protection, "carved") || pl.mediate {
+			t.Errorf("protection %q, mediate %v", pl.Protection, pl.mediate)
 		}
 	})
 }
@@ -437,12 +401,13 @@ func TestCarvedRulesUnderLandlock(t *testing.T) {
 				{Path: filepath.Join(repo, ".git/config"), Exists: true, Within: repo},
 			},
 		}
-		// No mount namespace: protection by carving, the case to test.
+		// The command's own rules: protection by carving, the case to
+		// test (the mediation is not in play here).
 		pl, err := NewPlan(p, Features{LandlockABI: kernelABI(), LandlockErrata: probed().LandlockErrata, Seccomp: true}, sandbox.Options{BestEffort: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return pl.attr, pl.fsRules()
+		return pl.attr, fsRules(pl.Rules)
 	}
 	read := func(rel string) func(dir, _ string) error {
 		return func(dir, _ string) error { return openFile(filepath.Join(dir, rel), unix.O_RDONLY) }

@@ -16,20 +16,19 @@ const Platform = "landlock"
 func (pl *Plan) Report() sandbox.Report {
 	k := pl.Features.landlock()
 	return sandbox.Report{
-		Platform:   Platform,
-		Summary:    pl.Summary(),
-		ABI:        pl.ABI,
-		Protection: pl.Protection,
-		Gaps:       pl.Gaps,
-		Notes:      pl.Notes,
-		Degraded:   pl.Degraded,
-		Observer:   pl.seccomp.Observe,
-		// What NewPlan would choose: mounts wherever wrun can make them.
-		MountProtection: pl.Features.MountNS || pl.Features.UserNS,
-		UnixConfined:    k.rights().FS&llResolveUnix != 0,
-		NetworkIPC:      pl.unixLine(k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp)),
-		Environment:     pl.env.Name(),
-		Protections:     pl.env.Mechanisms(pl.Policy.Grant, pl.need),
+		Platform:     Platform,
+		Summary:      pl.Summary(),
+		ABI:          pl.ABI,
+		Protection:   pl.Protection,
+		Gaps:         pl.Gaps,
+		Notes:        pl.Notes,
+		Degraded:     pl.Degraded,
+		Observer:     pl.mediate,
+		Mediated:     pl.mediate,
+		UnixConfined: k.rights().FS&llResolveUnix != 0,
+		NetworkIPC:   pl.unixLine(k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp, pl.mediate)),
+		Environment:  pl.Features.Name(),
+		Protections:  mechanisms(pl.Holds),
 	}
 }
 
@@ -47,50 +46,58 @@ func Doctor(f Features) []sandbox.Feature {
 	logging := firstWith(llRights{Flags: llRestrictSelfLogNewExecOn})
 	out := []sandbox.Feature{{Name: "kernel", Available: true, Detail: f.Kernel, Consequence: "the kernel wrun enforces with"}}
 	out = append(out, k.doctor(f.LandlockError)...)
-	return append(append(out,
+	out = append(out,
 		feat("audit.read", k.has(logging) && f.Audit.Readable, auditDetail(k.has(logging), f.Audit, abiName(logging.ABI)),
-			"wrun reads the kernel's records of each run: denials are confirmed, and reads, executions and signals it does not observe are reported exactly",
-			"wrun does not read audit records: write denials come from its observer, refused reads only from the child's output"),
+			"wrun reads the kernel's records of each run: denials are confirmed, and reads, executions and signals it does not see are reported exactly",
+			"wrun does not read audit records: write denials come from its mediation, refused reads only from the child's output"),
 		feat("seccomp", f.Seccomp, "seccomp filter mode",
 			"ptrace, io_uring, bpf, keyrings, terminal injection and, with network=off, non-UNIX sockets are refused",
 			"wrun refuses to run: those calls would not be restricted"),
-		feat("seccomp.user_notification", f.UserNotif, "SECCOMP_RET_USER_NOTIF",
-			"an exact denial observer is possible",
-			"denials can only be inferred from output"),
-		feat("mount_namespace", f.MountNS, "CAP_SYS_ADMIN held by wrun",
-			"every run goes through the stage, in PID, IPC and mount namespaces of its own: a read-only view of the file system (writable paths bound back), protected paths bound read-only, its own /proc; the command cannot see, signal or outlive wrun",
-			"wrun needs a user namespace for the stage (below)"),
-		feat("user_namespaces", f.UserNS, "unprivileged user namespaces",
-			"without CAP_SYS_ADMIN, the stage's namespaces are made inside a user namespace (one more exec of wrun per run)",
-			"without CAP_SYS_ADMIN either, there is no stage: protected paths are carved Landlock rules (nothing new directly in the workspace root or .git under write grants), metadata outside the write scope is not restricted, and the command shares wrun's PID namespace (wrun explain names each)"),
-		feat("mount_api", !f.NoMountAPI, "open_tree, move_mount, mount_setattr (Linux 5.12)",
-			"the stage can make its view of the file system",
-			"no stage: the view of the file system is made with these calls"),
-		feat("proc_unmasked", !f.ProcMasked, "nothing mounted inside /proc",
-			"the stage mounts a /proc of its own PID namespace",
-			"a user namespace cannot mount a fresh /proc here: the sandbox keeps the host's, read-only, and Landlock keeps other processes out of reach"),
-	), matrixRows(f.Env())...)
+		feat("seccomp.user_notification", f.UserNotif, "SECCOMP_RET_USER_NOTIF (Linux 5.0)",
+			"wrun can receive the command's calls before they run: the mediation",
+			"no mediation: see the matrix rows below"),
+		feat("seccomp.addfd", f.AddFD, "SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9)",
+			"wrun can hand the command a descriptor it opened for it",
+			"no mediation: an open wrun performs could not be handed back"),
+		feat("seccomp.addfd_send", f.AddFDSend, "SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)",
+			"a descriptor is installed and the call answered in one step",
+			"the descriptor is installed, then the call answered"),
+		feat("seccomp.wait_killable", f.WaitKillable, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19)",
+			"once wrun has a call, only a fatal signal interrupts the command's wait for it",
+			"a call a signal restarts is answered from what wrun already did, never performed twice"),
+		feat("pidfd_thread", f.PidfdThread, "pidfd_open(PIDFD_THREAD) (Linux 6.9)",
+			"wrun takes a thread's own descriptor table",
+			"wrun takes the descriptors of the caller's process (threads that unshare their table are rare)"),
+		feat("pidfd_getfd", f.PidfdGetfd, "pidfd_getfd (Linux 5.6), allowed by the filters above wrun",
+			"wrun takes the command's own sockets, so UNIX socket connects can be mediated",
+			"UNIX sockets cannot be created below Landlock ABI 9 (a socket cannot be reopened through /proc; Docker's default profile allows pidfd_getfd with CAP_SYS_PTRACE)"),
+		feat("proc_mem", f.ProcMem, "ptrace access to the command (Yama's kernel.yama.ptrace_scope below 2, or root)",
+			"wrun reads a call's arguments from the command's memory",
+			"no mediation: wrun cannot read the command's calls"),
+	)
+	if f.Nested {
+		out = append(out, sandbox.Feature{Name: "listener", Available: false, Detail: "held by " + f.Outer,
+			Consequence: "no mediation: the kernel allows one seccomp listener per filter chain"})
+	}
+	return append(out, doctorRows(f)...)
 }
 
-// matrixRows are doctor's rows for this machine's row of the support
+// doctorRows are doctor's rows for this machine's row of the support
 // matrix: the row's name, then each grant's verdict (a writable tree
 // holding a repository assumed).
-func matrixRows(e Env) []sandbox.Feature {
-	out := []sandbox.Feature{{Name: "matrix.row", Available: true, Detail: e.Name(), Consequence: "this machine's row of the support matrix (README, \"Support matrix\")"}}
+func doctorRows(f Features) []sandbox.Feature {
+	out := []sandbox.Feature{{Name: "matrix.row", Available: true, Detail: f.Name(), Consequence: "this machine's row of the support matrix (README, \"Support matrix\")"}}
 	for _, g := range namedGrants() {
-		rs := e.Refusals(g.Grant, Need{CreateBeside: true})
-		f := sandbox.Feature{Name: "matrix." + g.Name, Available: len(rs) == 0, Detail: "--grant " + g.Name, Consequence: "runs in full"}
+		rs := refused(Holds(f, g.Grant, Need{CreateBeside: true}))
+		feat := sandbox.Feature{Name: "matrix." + g.Name, Available: len(rs) == 0, Detail: "--grant " + g.Name, Consequence: "runs in full"}
 		if len(rs) > 0 {
 			var parts []string
 			for _, r := range rs {
-				parts = append(parts, r.Protection.Key+": needs "+r.Why)
+				parts = append(parts, r.Key+": needs "+r.Refused)
 			}
-			f.Consequence = "refused (exit 125; --best-effort runs DEGRADED): " + strings.Join(parts, "; ")
-			if rem := e.Remedy(); rem != "" {
-				f.Consequence += "; to hold it: " + rem
-			}
+			feat.Consequence = "refused (exit 125; --best-effort runs DEGRADED): " + strings.Join(parts, "; ")
 		}
-		out = append(out, f)
+		out = append(out, feat)
 	}
 	return out
 }

@@ -9,148 +9,71 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
-
-	"github.com/wrun-dev/wrun/policy"
 )
 
-// restriction is what a process applies to itself before it becomes the
-// command. The launch thread and the second stage both apply one with
-// restrict, and both get it from Plan.restriction: the second stage
-// receives it, as part of its stage2Spec, through a pipe.
-type restriction struct {
-	// Mounts are the protected paths to bind-mount onto themselves.
-	Mounts []policy.Protected `json:"mounts,omitempty"`
-	// InMountNS: the process is in a mount namespace of its own already
-	// (the second stage, which its parent cloned into one). Otherwise
-	// restrict makes one when there are mounts.
-	InMountNS bool `json:"in_mount_ns,omitempty"`
+// The command before exec: what the launch thread applies to itself, in
+// the only order that works, before it forks the command (which inherits
+// all of it) and while wrun's other threads stay unrestricted:
+//
+//  1. no_new_privs, which Landlock and seccomp need, and which keeps a
+//     setuid program from raising the command's privileges;
+//  2. no capability (as root, the command keeps uid 0 but none of its
+//     powers; ambient capabilities wrun inherited are cleared too);
+//  3. the Landlock ruleset (restrict_self, this thread only);
+//  4. the seccomp filter, with a listener for wrun where the mediation
+//     runs. It names this thread and wrun's process by number, so the
+//     command (which shares this thread's Landlock domain) cannot signal
+//     them.
+//
+// Each step is per thread: Landlock and seccomp without TSYNC, the
+// capability sets and no_new_privs are a thread's own. The Go runtime
+// never starts a thread from a locked one, so nothing else of wrun
+// inherits them.
 
-	// Landlock: the kernel has Landlock; a ruleset handling HandledFS,
-	// HandledNet and Scoped, with Rules, is applied.
-	Landlock   bool     `json:"landlock"`
-	HandledFS  uint64   `json:"handled_fs"`
-	HandledNet uint64   `json:"handled_net"`
-	Scoped     uint64   `json:"scoped"`
-	Rules      []fsRule `json:"rules"`
-	// AuditLog asks Landlock to log the command's denials: wrun reads them.
-	AuditLog bool `json:"audit_log,omitempty"`
-
-	// Seccomp: the kernel has seccomp filter mode; Filter is loaded.
-	Seccomp bool        `json:"seccomp"`
-	Filter  seccompSpec `json:"filter"`
+// launchRestriction is what the launch thread applies.
+type launchRestriction struct {
+	rs       *ruleset // nil without Landlock
+	auditLog bool
+	seccomp  bool
+	spec     seccompSpec
+	// listen: the filter gets a listener (the mediation);
+	// waitKillable asks for SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV.
+	listen, waitKillable bool
 }
 
-// restriction is what the plan's child must run under. auditLog asks
-// Landlock to log the child's denials (wrun reads them).
-func (pl *Plan) restriction(auditLog bool) *restriction {
-	rules := pl.fsRules()
-	if pl.seccomp.Mediate {
-		rules = append(rules, handsExeRules()...)
-	}
-	return &restriction{
-		Mounts:    pl.Mounts,
-		Landlock:  pl.ABI > 0,
-		HandledFS: pl.attr.handledFS, HandledNet: pl.attr.handledNet, Scoped: pl.attr.scoped,
-		Rules:    rules,
-		AuditLog: auditLog,
-		Seccomp:  pl.Features.Seccomp,
-		Filter:   pl.seccomp,
-	}
-}
+// errListenerTaken: another filter of the chain holds the listener.
+var errListenerTaken = errors.New("the seccomp listener is taken (another supervisor, or an enclosing wrun, holds it)")
 
-// ruleset builds r's Landlock ruleset, or returns nil without Landlock.
-// It changes nothing for the caller, so it may run on any thread.
-func (r *restriction) ruleset() (*ruleset, error) {
-	if !r.Landlock {
-		return nil, nil
-	}
-	return buildRuleset(rulesetAttr{handledFS: r.HandledFS, handledNet: r.HandledNet, scoped: r.Scoped}, r.Rules)
-}
-
-// filter is r's seccomp program (nil without seccomp). Like ruleset, it may
-// be built ahead of restrict.
-func (r *restriction) filter() []bpf.Instruction {
-	if !r.Seccomp {
-		return nil
-	}
-	return buildFilter(r.Filter)
-}
-
-// restrict applies r to the calling (locked) thread, in the only order
-// that works: mounts need CAP_SYS_ADMIN, so they come before capabilities
-// are dropped; Landlock and seccomp need no_new_privs; the seccomp filter
-// refuses mount calls, so it comes last. rs and prog are r.ruleset() and
-// r.filter(), built beforehand (possibly on another thread). It returns
-// the seccomp listener, or -1 when nothing observes.
-func restrict(r *restriction, rs *ruleset, prog []bpf.Instruction) (listener int, err error) {
-	return restrictWith(r, rs, prog, nil)
-}
-
-// restrictWith is restrict with beforeFilter called (when not nil) once
-// the thread is in the command's Landlock domain and before the seccomp
-// filter is loaded: the stage forks the hands there (hands.go). Where an
-// enclosing filter holds the listener already, r.Filter is changed to what
-// was loaded instead: no observer, no mediation, and AF_UNIX sockets
-// refused where mediation would have confined them.
-func restrictWith(r *restriction, rs *ruleset, prog []bpf.Instruction, beforeFilter func() error) (listener int, err error) {
-	if r.InMountNS || len(r.Mounts) > 0 {
-		if err := enterMountNS(!r.InMountNS); err != nil {
-			return -1, err
-		}
-		for _, m := range r.Mounts {
-			if err := protectPath(m); err != nil {
-				return -1, err
-			}
-		}
-	}
-	if err := restrictThread(rs, r.AuditLog); err != nil {
-		return -1, err
-	}
-	if beforeFilter != nil {
-		if err := beforeFilter(); err != nil {
-			return -1, err
-		}
-	}
-	if !r.Seccomp {
-		return -1, nil
-	}
-	listen := r.Filter.Observe || r.Filter.Mediate
-	fd, err := loadFilter(prog, listen)
-	if errors.Is(err, unix.EBUSY) && listen {
-		// An enclosing filter has a listener already (the kernel allows
-		// one): enforce the same filter without the observer, and refuse
-		// AF_UNIX sockets rather than mediate them.
-		r.Filter.Observe = false
-		if r.Filter.Mediate {
-			r.Filter.Mediate = false
-			r.Filter.DenyUnix = true
-		}
-		return loadFilter(buildFilter(r.Filter), false)
-	}
-	return fd, err
-}
-
-// restrictThread sets no_new_privs on the calling thread, drops its
-// capabilities and, with rs, puts it in a new Landlock domain made from
-// rs: the Landlock part of restrict, shared with the hands' thread
-// (handsLater).
-func restrictThread(rs *ruleset, auditLog bool) error {
+// restrictLaunch applies r to the calling, locked thread. It returns the
+// listener (-1 without one) and the number of seccomp filters the thread
+// then runs under. errListenerTaken means the thread has its Landlock
+// domain but no filter: it must not start the command.
+func restrictLaunch(r launchRestriction) (listener, filters int, err error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("setting no_new_privs: %w", err)
+		return -1, 0, fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	// As root, or as the first process of a user namespace, the thread
-	// holds capabilities the child must not inherit.
 	if err := dropCapabilities(); err != nil {
-		return err
+		return -1, 0, err
 	}
-	if rs != nil {
-		if err := restrictSelf(rs, auditLog); err != nil {
-			return err
+	if r.rs != nil {
+		if err := restrictSelf(r.rs, r.auditLog); err != nil {
+			return -1, 0, err
 		}
 	}
-	return nil
+	if !r.seccomp {
+		return -1, 0, nil
+	}
+	spec := r.spec
+	spec.Self, spec.Launch = unix.Getpid(), unix.Gettid()
+	fd, err := loadFilter(buildFilter(spec), r.listen, r.waitKillable)
+	if r.listen && errors.Is(err, unix.EBUSY) {
+		return -1, 0, errListenerTaken
+	}
+	if err != nil {
+		return -1, 0, err
+	}
+	return fd, filterCount(unix.Gettid()), nil
 }
 
 // dropCapabilities empties the calling thread's ambient, inheritable,
@@ -188,6 +111,41 @@ func dropCapabilities() error {
 	data = [2]unix.CapUserData{}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	return nil
+}
+
+// makeUndumpable keeps the command out of wrun's memory, environment and
+// descriptors. The launch thread shares the command's Landlock domain
+// (the command is forked from it), so Landlock lets the command reach it
+// through /proc/PPID/task/TID/{environ,mem,fd/N}, which would hand it the
+// environment wrun scrubbed and the descriptors wrun holds. A process
+// that is not dumpable can be inspected that way only with
+// CAP_SYS_PTRACE, which the command never has. execve makes the command
+// dumpable again, so wrun can still read its memory.
+func makeUndumpable() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making wrun undumpable: %w", err)
+	}
+	return nil
+}
+
+// MarkInheritedFDsCloseOnExec sets close-on-exec on every descriptor above
+// 2, so nothing wrun inherited reaches the child. Call it first thing.
+func MarkInheritedFDsCloseOnExec() error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing open file descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		unix.CloseOnExec(fd)
 	}
 	return nil
 }

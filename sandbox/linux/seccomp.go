@@ -4,44 +4,65 @@ package linux
 
 import (
 	"fmt"
+	"sort"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// seccompSpec is what the filter must deny beyond the fixed list.
+// The command's seccomp filter. It refuses what no build or test needs and
+// what would reach outside the sandbox, decides by register arguments
+// where it can, and, with the mediation, sends wrun (the listener) every
+// call Landlock has no hook for or cannot grant beside protected paths:
+// wrun performs those itself (mediation.go) and lets the rest continue,
+// where Landlock decides.
+
+// seccompSpec says what the filter is built for.
 type seccompSpec struct {
 	// DenyInet: no socket family but AF_UNIX may be created.
 	DenyInet bool `json:"deny_inet,omitempty"`
 	// DenyUnix: AF_UNIX sockets may not be created either, nor datagram
-	// socketpairs (stream and seqpacket ones still work). Used where Landlock cannot confine connect() to
-	// pathname sockets (ABI < 9).
+	// socketpairs (stream and seqpacket ones still work): used where
+	// nothing confines connect() to pathname sockets.
 	DenyUnix bool `json:"deny_unix,omitempty"`
-	// Observe sends mutating file system calls, connect and bind to the
-	// observer (which lets them continue), and refused socket families too
-	// (which it answers with EPERM), so that denials are reported.
-	Observe bool `json:"observe,omitempty"`
-	// Mediate sends every call that names a socket address (connect,
-	// bind, sendto with an address, sendmsg, sendmmsg) to wrun, which
-	// never lets one continue: the hands process performs it (see
-	// hands.go). AF_UNIX sockets and datagram socketpairs are then
-	// allowed.
+	// Mediate sends wrun the calls it decides or performs: opens that
+	// write, create or truncate; every create, removal, rename and link;
+	// every metadata call; openat2; the calls that name another process's
+	// priority, scheduling or limits; landlock_restrict_self; and refused
+	// socket families (to report them). Without it those that cannot be
+	// decided by registers are refused (setid mode bits, openat2, other
+	// processes) or left to Landlock.
 	Mediate bool `json:"mediate,omitempty"`
-	// IsolatedIPC: the child has an IPC namespace of its own, so SysV IPC
-	// and POSIX message queues reach only the sandbox's own objects.
-	// Without it those calls are refused: Landlock has no hook for them,
-	// and they would reach other processes' segments and queues.
-	IsolatedIPC bool `json:"isolated_ipc,omitempty"`
+	// Sockets sends every call that names a socket address (connect,
+	// bind, sendto with an address, sendmsg, sendmmsg) to wrun, which
+	// performs them: pathname UNIX sockets outside the sandbox stay out of
+	// reach below Landlock ABI 9.
+	Sockets bool `json:"sockets,omitempty"`
+	// Truncate: Landlock has no truncate right (ABI < 3): truncate and
+	// opens with O_TRUNC (O_RDONLY|O_TRUNC too) are all performed.
+	Truncate bool `json:"truncate,omitempty"`
+	// Signals: Landlock does not scope signals (ABI < 6): every signal to
+	// another process is sent by wrun after its target is checked.
+	Signals bool `json:"signals,omitempty"`
+	// Nested: an enclosing filter holds the listener. Calls are left to it
+	// and to Landlock rather than refused where the enclosing wrun decides
+	// them.
+	Nested bool `json:"nested,omitempty"`
 	// DenyPlant: no symbolic link, FIFO or socket node may be made with
-	// symlink or mknod, anywhere. Without Landlock nothing else keeps them
-	// out of the places later unsandboxed runs write (ReadWritePlain).
+	// symlink or mknod, anywhere (without Landlock nothing else keeps them
+	// out of the places later unsandboxed runs write).
 	DenyPlant bool `json:"deny_plant,omitempty"`
+	// Self is wrun's process id and Launch the thread the command is
+	// forked from, which shares the command's Landlock domain: the calls
+	// that name them by number are refused.
+	Self, Launch int `json:"-"`
 }
 
 // Offsets into struct seccomp_data. Arguments are 64-bit; the kernel
-// truncates int-typed ones (socket family, ioctl request) to 32 bits, so the
-// filter compares only the low word, or setting high bits would bypass it.
+// truncates int-typed ones (pids, socket families, ioctl requests) to 32
+// bits, so the filter compares only the low word, or setting high bits
+// would bypass it.
 const (
 	offNr   = 0
 	offArch = 4
@@ -56,25 +77,32 @@ const (
 	retAllow  = unix.SECCOMP_RET_ALLOW
 	retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retNotify = unix.SECCOMP_RET_USER_NOTIF
 )
 
 // modeSetID are the mode bits that make an executable run with its
-// owner's or group's identity. A child running as root must not create
-// a setuid-root file anywhere, not even inside a writable tree: it would
-// outlive the run as a way up for any user of the machine. On a
-// directory S_ISGID only makes new entries inherit its group, which is
-// harmless: where wrun can see the call (a listener), the filter sends
-// these calls to wrun, which makes that one and refuses the rest with a
-// denial (setid.go); without a listener all are refused.
+// owner's or group's identity.
 const modeSetID = unix.S_ISUID | unix.S_ISGID
 
 // openCreates are the open flags under which the mode argument is used.
-const openCreates = unix.O_CREAT | 0o20000000 // __O_TMPFILE
+const openCreates = unix.O_CREAT | unix.O_TMPFILE
 
-// Terminal ioctls that inject input or poke the console.
+// openWriteMask: an open with none of these flags only reads.
+const openWriteMask = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC
+
+// Terminal and socket ioctls the filter decides.
 const (
-	ioctlTIOCSTI   = 0x5412
-	ioctlTIOCLINUX = 0x541C
+	ioctlTIOCSTI     = 0x5412
+	ioctlTIOCLINUX   = 0x541C
+	ioctlTIOCGPTPEER = 0x5441
+	ioctlFIOSETOWN   = 0x8901
+	ioctlSIOCSPGRP   = 0x8902
+)
+
+// fcntl commands the filter decides.
+const (
+	fcntlSetOwn   = unix.F_SETOWN
+	fcntlSetOwnEx = unix.F_SETOWN_EX
 )
 
 // deniedSyscalls are refused with EPERM under every grant: they reach
@@ -102,7 +130,306 @@ func deniedSyscalls() []uint32 {
 	return append(common, archDenied...)
 }
 
-// buildFilter assembles the classic BPF program for spec.
+// ipcSyscalls are SysV IPC and POSIX message queues: objects named by a
+// key or a name, not a path, that Landlock does not see and that would
+// reach other processes' segments and queues.
+func ipcSyscalls() []uint32 {
+	return []uint32{
+		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
+		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+		unix.SYS_MQ_OPEN, unix.SYS_MQ_UNLINK, unix.SYS_MQ_TIMEDSEND, unix.SYS_MQ_TIMEDRECEIVE,
+		unix.SYS_MQ_NOTIFY, unix.SYS_MQ_GETSETATTR,
+	}
+}
+
+// rule is the filter's code for one system call: instructions that end
+// in a return on every path. The accumulator holds the call's number on
+// entry; a rule loads what it compares.
+type rule []bpf.Instruction
+
+// asm assembles a rule whose conditional jumps name the label their true
+// branch goes to; a false branch falls through.
+type asm struct {
+	ins    []bpf.Instruction
+	to     map[int]string // index of a JumpIf -> its label
+	labels map[string]int
+}
+
+func newAsm() *asm { return &asm{to: map[int]string{}, labels: map[string]int{}} }
+
+// arg loads the low word of argument i (the kernel reads no more of an
+// int argument).
+func (a *asm) arg(i int) *asm {
+	a.ins = append(a.ins, bpf.LoadAbsolute{Off: uint32(offArgs + 8*i), Size: 4})
+	return a
+}
+
+// argHigh loads the high word of argument i (a pointer's).
+func (a *asm) argHigh(i int) *asm {
+	a.ins = append(a.ins, bpf.LoadAbsolute{Off: uint32(offArgs + 8*i + 4), Size: 4})
+	return a
+}
+
+// and masks the accumulator.
+func (a *asm) and(v uint32) *asm {
+	a.ins = append(a.ins, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: v})
+	return a
+}
+
+func (a *asm) jump(cond bpf.JumpTest, v uint32, label string) *asm {
+	a.to[len(a.ins)] = label
+	a.ins = append(a.ins, bpf.JumpIf{Cond: cond, Val: v})
+	return a
+}
+
+// eq goes to label when the accumulator is v.
+func (a *asm) eq(v uint32, label string) *asm { return a.jump(bpf.JumpEqual, v, label) }
+
+// set goes to label when the accumulator has any of bits.
+func (a *asm) set(bits uint32, label string) *asm { return a.jump(bpf.JumpBitsSet, bits, label) }
+
+// ret returns v.
+func (a *asm) ret(v uint32) *asm {
+	a.ins = append(a.ins, bpf.RetConstant{Val: v})
+	return a
+}
+
+// at places label here.
+func (a *asm) at(label string) *asm {
+	a.labels[label] = len(a.ins)
+	return a
+}
+
+// rule resolves the labels. Every path must end in a return: the last
+// instruction is one.
+func (a *asm) rule() rule {
+	out := make(rule, len(a.ins))
+	copy(out, a.ins)
+	for i, l := range a.to {
+		at, ok := a.labels[l]
+		if !ok || at <= i || at-i-1 > 255 {
+			panic(fmt.Sprintf("seccomp rule: bad label %q", l))
+		}
+		j := out[i].(bpf.JumpIf)
+		j.SkipTrue = uint8(at - i - 1)
+		out[i] = j
+	}
+	if _, ok := out[len(out)-1].(bpf.RetConstant); !ok {
+		panic("seccomp rule: does not end in a return")
+	}
+	return out
+}
+
+// ret is a rule that returns v.
+func ret(v uint32) rule { return newAsm().ret(v).rule() }
+
+// argIn returns then when argument i is one of vals, else otherwise.
+func argIn(i int, vals []uint32, then, otherwise uint32) rule {
+	a := newAsm().arg(i)
+	for _, v := range vals {
+		a.eq(v, "then")
+	}
+	return a.ret(otherwise).at("then").ret(then).rule()
+}
+
+// filterRules is the filter's rule for each system call it decides; a
+// call without one is allowed.
+func filterRules(s seccompSpec) map[uint32]rule {
+	rules := map[uint32]rule{}
+	set := func(r rule, nrs ...uint32) {
+		for _, nr := range nrs {
+			rules[nr] = r
+		}
+	}
+	for _, nr := range deniedSyscalls() {
+		rules[nr] = ret(retEPERM)
+	}
+	for _, nr := range ipcSyscalls() {
+		rules[nr] = ret(retEPERM)
+	}
+	notify := func(or uint32) uint32 {
+		if s.Mediate {
+			return retNotify
+		}
+		return or
+	}
+
+	// ioctl: no terminal input injection. TIOCGPTPEER opens the slave of
+	// a pseudo-terminal the command made, which Landlock checks against
+	// /dev/pts (hidden): wrun performs it. Where signals are not scoped,
+	// FIOSETOWN and SIOCSPGRP, whose target sits in memory, are refused.
+	ioctl := newAsm().arg(1).eq(ioctlTIOCSTI, "deny").eq(ioctlTIOCLINUX, "deny")
+	if s.Signals || !s.Mediate && !s.Nested {
+		ioctl.eq(ioctlFIOSETOWN, "deny").eq(ioctlSIOCSPGRP, "deny")
+	}
+	if s.Mediate {
+		ioctl.eq(ioctlTIOCGPTPEER, "notify")
+	}
+	rules[unix.SYS_IOCTL] = ioctl.ret(retAllow).at("deny").ret(retEPERM).at("notify").ret(retNotify).rule()
+
+	// New user namespaces: the start of most kernel privilege escalations,
+	// and never needed by a build or a test. clone3 passes its flags in
+	// memory the filter cannot read: ENOSYS makes the C library fall back
+	// to clone, whose flags it can.
+	set(newAsm().arg(0).set(unix.CLONE_NEWUSER, "deny").ret(retAllow).at("deny").ret(retEPERM).rule(),
+		unix.SYS_UNSHARE, unix.SYS_CLONE)
+	rules[unix.SYS_CLONE3] = ret(retENOSYS)
+
+	// Other processes' limits, priorities and scheduling: the caller's own
+	// (0) pass; wrun checks any other target (mediation), or it is
+	// refused. A hard RLIMIT_CPU on another process makes the kernel kill
+	// it, whatever the signal scope says.
+	set(argIn(0, []uint32{0}, retAllow, notify(retEPERM)),
+		unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
+		unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR)
+	// setpriority(which, who): PRIO_PROCESS (0) and PRIO_PGRP (1) of the
+	// caller (who 0) pass; PRIO_USER reaches every process of the user.
+	// ioprio_set numbers its kinds from 1 (IOPRIO_WHO_PROCESS, _PGRP).
+	prio := func(process, pgrp uint32) rule {
+		return newAsm().arg(1).eq(0, "self").ret(notify(retEPERM)).
+			at("self").arg(0).eq(process, "allow").eq(pgrp, "allow").ret(notify(retEPERM)).
+			at("allow").ret(retAllow).rule()
+	}
+	rules[unix.SYS_SETPRIORITY] = prio(unix.PRIO_PROCESS, unix.PRIO_PGRP)
+	rules[unix.SYS_IOPRIO_SET] = prio(1, 2)
+
+	// Signals. The thread the command is forked from shares its Landlock
+	// domain, so the signal scope lets the command signal it: the calls
+	// that name it (or wrun's process, for the thread-directed ones) are
+	// refused by number. Where signals are not scoped (Signals) every
+	// signal to another process goes to wrun, which sends it after
+	// checking its target; the null signal (existence) and SIGURG
+	// (ignored by default; the Go runtime preempts its own threads with
+	// it, often) pass.
+	self, launch := uint32(s.Self), uint32(s.Launch)
+	quiet := []uint32{0, uint32(unix.SIGURG)}
+	threadSignal := func(target uint32, sigArg int) rule {
+		a := newAsm().arg(0).eq(target, "deny")
+		if s.Signals {
+			a.arg(sigArg)
+			for _, v := range quiet {
+				a.eq(v, "allow")
+			}
+			a.ret(retNotify)
+		} else {
+			a.ret(retAllow)
+		}
+		return a.at("deny").ret(retEPERM).at("allow").ret(retAllow).rule()
+	}
+	rules[unix.SYS_TKILL] = threadSignal(launch, 1)
+	rules[unix.SYS_TGKILL] = threadSignal(self, 2)
+	if s.Signals {
+		rules[unix.SYS_KILL] = argIn(1, []uint32{0}, retAllow, retNotify)
+		rules[unix.SYS_RT_SIGQUEUEINFO] = ret(retNotify)
+		rules[unix.SYS_RT_TGSIGQUEUEINFO] = argIn(0, []uint32{self}, retEPERM, retNotify)
+		rules[unix.SYS_PIDFD_SEND_SIGNAL] = ret(retNotify)
+	} else {
+		rules[unix.SYS_RT_TGSIGQUEUEINFO] = argIn(0, []uint32{self}, retEPERM, retAllow)
+	}
+	rules[unix.SYS_PIDFD_OPEN] = argIn(0, []uint32{launch, self}, retEPERM, retAllow)
+	// fcntl: an owner for I/O signals. F_SETOWN_EX can name a thread (the
+	// launch thread) in memory the filter cannot read: refused. Where
+	// signals are not scoped, F_SETOWN goes to wrun, which lets only the
+	// caller's own process or group through.
+	fcntl := newAsm().arg(1).eq(fcntlSetOwnEx, "deny")
+	if s.Signals {
+		fcntl.eq(fcntlSetOwn, "notify")
+	}
+	rules[unix.SYS_FCNTL] = fcntl.ret(retAllow).at("deny").ret(retEPERM).at("notify").ret(retNotify).rule()
+
+	if s.Mediate {
+		for _, c := range mediatedCalls() {
+			if c.op == opOpen && c.flags >= 0 {
+				mask := uint32(openWriteMask)
+				rules[c.nr] = newAsm().arg(c.flags).set(mask, "notify").ret(retAllow).at("notify").ret(retNotify).rule()
+				continue
+			}
+			rules[c.nr] = ret(retNotify)
+		}
+		// A nested Landlock domain: wrun must know, so that it never
+		// performs a call for a sandbox narrower than its own.
+		rules[unix.SYS_LANDLOCK_RESTRICT_SELF] = ret(retNotify)
+		for _, nr := range refusedNewCalls() {
+			rules[nr] = ret(retENOSYS)
+		}
+	} else {
+		// Setuid and setgid files (a chmod setting the bits, a create
+		// with them) are refused: no one can tell a directory's harmless
+		// setgid bit from a file's here.
+		setid := func(mode int) rule {
+			return newAsm().arg(mode).set(modeSetID, "deny").ret(retAllow).at("deny").ret(retEPERM).rule()
+		}
+		createSetid := func(flags, mode int) rule {
+			return newAsm().arg(flags).set(openCreates, "creates").ret(retAllow).
+				at("creates").arg(mode).set(modeSetID, "deny").ret(retAllow).at("deny").ret(retEPERM).rule()
+		}
+		set(setid(1), unix.SYS_FCHMOD)
+		set(setid(2), unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_MKNODAT)
+		rules[unix.SYS_OPENAT] = createSetid(2, 3)
+		for _, c := range archArgumentCalls() {
+			if c.kind == "open" {
+				rules[c.nr] = createSetid(c.flags, c.mode)
+			} else {
+				rules[c.nr] = setid(c.mode)
+			}
+		}
+		// openat2 passes its flags and mode in memory the filter cannot
+		// read: ENOSYS, as on a kernel without it, so callers fall back.
+		rules[unix.SYS_OPENAT2] = ret(retENOSYS)
+	}
+
+	// socket: by family; with the mediation a refused one is reported.
+	if s.DenyInet || s.DenyUnix {
+		deny := notify(retEPERM)
+		switch {
+		case s.DenyInet && s.DenyUnix:
+			rules[unix.SYS_SOCKET] = ret(deny)
+		case s.DenyInet:
+			rules[unix.SYS_SOCKET] = argIn(0, []uint32{unix.AF_UNIX}, retAllow, deny)
+		default:
+			rules[unix.SYS_SOCKET] = argIn(0, []uint32{unix.AF_UNIX}, deny, retAllow)
+		}
+	}
+	if s.DenyUnix {
+		// socketpair(AF_UNIX, SOCK_DGRAM): an unbound datagram socket can
+		// sendto any pathname socket. Stream and seqpacket pairs are
+		// connected for good. The type is compared without SOCK_NONBLOCK
+		// and SOCK_CLOEXEC.
+		rules[unix.SYS_SOCKETPAIR] = newAsm().arg(0).eq(unix.AF_UNIX, "unix").ret(retAllow).
+			at("unix").arg(1).and(^uint32(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)).eq(unix.SOCK_DGRAM, "deny").ret(retAllow).
+			at("deny").ret(retEPERM).rule()
+	}
+	if s.Sockets {
+		// sendto with a NULL address (argument 4, a register) names none.
+		rules[unix.SYS_SENDTO] = newAsm().arg(4).eq(0, "low").ret(retNotify).
+			at("low").argHigh(4).eq(0, "none").ret(retNotify).at("none").ret(retAllow).rule()
+		set(ret(retNotify), unix.SYS_CONNECT, unix.SYS_BIND, unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
+	}
+	if s.DenyPlant {
+		rules[unix.SYS_SYMLINKAT] = ret(retEPERM)
+		rules[unix.SYS_MKNODAT] = plantMode(2)
+		for _, c := range archPlantCalls() {
+			if c.mode < 0 {
+				rules[c.nr] = ret(retEPERM)
+			} else {
+				rules[c.nr] = plantMode(c.mode)
+			}
+		}
+	}
+	return rules
+}
+
+// plantMode refuses making a FIFO or socket node with mknod (mode in
+// argument i), and setuid or setgid bits.
+func plantMode(i int) rule {
+	return newAsm().arg(i).set(modeSetID, "deny").and(unix.S_IFMT).eq(unix.S_IFIFO, "deny").eq(unix.S_IFSOCK, "deny").
+		ret(retAllow).at("deny").ret(retEPERM).rule()
+}
+
+// buildFilter assembles the classic BPF program for spec: the
+// architecture check, then one comparison per system call with a rule,
+// each falling through to the next when the number differs, then allow.
 func buildFilter(spec seccompSpec) []bpf.Instruction {
 	deny := bpf.RetConstant{Val: retEPERM}
 	prog := []bpf.Instruction{
@@ -114,181 +441,21 @@ func buildFilter(spec seccompSpec) []bpf.Instruction {
 	if x32Bit != 0 {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: x32Bit, SkipFalse: 1}, deny)
 	}
-	for _, nr := range deniedSyscalls() {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1}, deny)
+	rules := filterRules(spec)
+	nrs := make([]uint32, 0, len(rules))
+	for nr := range rules {
+		nrs = append(nrs, nr)
 	}
-	// ioctl: no terminal input injection.
-	ioctl := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: offArgs + 8*1, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ioctlTIOCSTI, SkipFalse: 1}, deny,
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ioctlTIOCLINUX, SkipFalse: 1}, deny,
-		bpf.RetConstant{Val: retAllow},
-	}
-	prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IOCTL, SkipFalse: uint8(len(ioctl))})
-	prog = append(prog, ioctl...)
-	prog = append(prog, argumentRules(spec)...)
-	if spec.DenyPlant {
-		prog = append(prog, plantRules()...)
-	}
-	// socket: by family.
-	if spec.DenyInet || spec.DenyUnix {
-		deny := deny
-		if spec.Observe {
-			deny = bpf.RetConstant{Val: retNotify}
-		}
-		var sock []bpf.Instruction
-		switch {
-		case spec.DenyInet && spec.DenyUnix:
-			sock = []bpf.Instruction{deny}
-		case spec.DenyInet:
-			sock = []bpf.Instruction{
-				bpf.LoadAbsolute{Off: offArgs, Size: 4},
-				bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 1},
-				bpf.RetConstant{Val: retAllow},
-				deny,
-			}
-		default:
-			sock = []bpf.Instruction{
-				bpf.LoadAbsolute{Off: offArgs, Size: 4},
-				bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 1},
-				deny,
-				bpf.RetConstant{Val: retAllow},
-			}
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: uint8(len(sock))})
-		prog = append(prog, sock...)
-	}
-	if spec.DenyUnix {
-		prog = append(prog, socketpairRule()...)
-	}
-	if spec.Mediate {
-		prog = append(prog, mediateFilter()...)
-	}
-	if spec.Observe {
-		prog = append(prog, observeFilter(observedCalls())...)
+	sort.Slice(nrs, func(i, j int) bool { return nrs[i] < nrs[j] })
+	for _, nr := range nrs {
+		r := rules[nr]
+		// A rule returns on every path, so a number that differs skips
+		// it and lands on the next comparison, the accumulator still
+		// holding the number.
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: uint8(len(r))})
+		prog = append(prog, r...)
 	}
 	return append(prog, bpf.RetConstant{Val: retAllow})
-}
-
-// socketpairRule refuses socketpair(AF_UNIX, SOCK_DGRAM): an unbound
-// datagram socket can sendto (or connect to) any pathname socket, so where
-// AF_UNIX sockets are refused because connect() cannot be confined, the
-// datagram pair is refused with them. Stream and seqpacket pairs are
-// connected for good: an address given to their sends is refused or
-// ignored by the kernel. The type's low bits are compared without the
-// SOCK_NONBLOCK and SOCK_CLOEXEC flags. The accumulator holds the system
-// call number on entry and on exit.
-func socketpairRule() []bpf.Instruction {
-	const typeFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
-	code := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: offArgs, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 4},
-		bpf.LoadAbsolute{Off: offArgs + 8*1, Size: 4},
-		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(typeFlags)},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipFalse: 1},
-		bpf.RetConstant{Val: retEPERM},
-		bpf.LoadAbsolute{Off: offNr, Size: 4},
-	}
-	return append([]bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKETPAIR, SkipFalse: uint8(len(code))}}, code...)
-}
-
-// argumentRules refuses the calls that reach outside the sandbox, or
-// create what outlives it, only with some arguments. A call whose
-// arguments are harmless falls through to the rest of the filter (the
-// socket rules and the observer), so these rules come after the
-// unconditional denials and before the observer's part. The accumulator
-// holds the system call number on entry and on exit. Arguments are
-// compared on their low 32 bits, which is all the kernel reads of an int.
-func argumentRules(spec seccompSpec) []bpf.Instruction {
-	deny := bpf.RetConstant{Val: retEPERM}
-	// setid answers a call with setuid or setgid bits: wrun decides and
-	// reports it where it holds the listener (setid.go), else EPERM.
-	setid := deny
-	if spec.Observe || spec.Mediate {
-		setid = bpf.RetConstant{Val: retNotify}
-	}
-	openat2 := bpf.RetConstant{Val: retENOSYS}
-	if spec.Observe {
-		openat2 = bpf.RetConstant{Val: retNotify}
-	}
-	loadNr := bpf.LoadAbsolute{Off: offNr, Size: 4}
-	arg := func(i int) bpf.Instruction { return bpf.LoadAbsolute{Off: uint32(offArgs + 8*i), Size: 4} }
-	// bitsAt: deny when argument i has any of bits.
-	bitsAt := func(i int, bits uint32) []bpf.Instruction {
-		return []bpf.Instruction{arg(i), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: bits, SkipFalse: 1}, deny}
-	}
-	// setidAt: setid when the mode (argument i) has setuid or setgid bits.
-	setidAt := func(i int) []bpf.Instruction {
-		return []bpf.Instruction{arg(i), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: modeSetID, SkipFalse: 1}, setid}
-	}
-	// createMode: setid when the flags (argument f) create a file and the
-	// mode (argument m) has setuid or setgid bits.
-	createMode := func(f, m int) []bpf.Instruction {
-		return []bpf.Instruction{
-			arg(f), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: openCreates, SkipFalse: 3},
-			arg(m), bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: modeSetID, SkipFalse: 1}, setid,
-		}
-	}
-	type block struct {
-		nr   uint32
-		code []bpf.Instruction
-	}
-	blocks := []block{
-		// New user namespaces: the start of most kernel privilege
-		// escalations, and never needed by a build or a test. clone3
-		// passes its flags in memory the filter cannot read: ENOSYS makes
-		// the C library fall back to clone, whose flags it can.
-		{unix.SYS_UNSHARE, bitsAt(0, unix.CLONE_NEWUSER)},
-		{unix.SYS_CLONE, bitsAt(0, unix.CLONE_NEWUSER)},
-		{unix.SYS_CLONE3, []bpf.Instruction{bpf.RetConstant{Val: retENOSYS}}},
-		// Resource limits of another process: a hard RLIMIT_CPU makes the
-		// kernel kill it, whatever Landlock's signal scope says.
-		{unix.SYS_PRLIMIT64, []bpf.Instruction{arg(0), bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1}, deny}},
-		// setuid and setgid files.
-		{unix.SYS_FCHMOD, setidAt(1)},
-		{unix.SYS_FCHMODAT, setidAt(2)},
-		{unix.SYS_FCHMODAT2, setidAt(2)},
-		{unix.SYS_MKNODAT, setidAt(2)},
-		{unix.SYS_OPENAT, createMode(2, 3)},
-		// openat2 passes its mode in memory the filter cannot read; the C
-		// library's open never uses it. With the observer, it answers
-		// ENOSYS and records the refusal (setid.go).
-		{unix.SYS_OPENAT2, []bpf.Instruction{openat2}},
-	}
-	for _, c := range archArgumentCalls() {
-		if c.kind == "open" {
-			blocks = append(blocks, block{c.nr, createMode(c.flags, c.mode)})
-		} else {
-			blocks = append(blocks, block{c.nr, setidAt(c.mode)})
-		}
-	}
-	var prog []bpf.Instruction
-	for i, b := range blocks {
-		if i > 0 {
-			prog = append(prog, loadNr) // the block before loaded an argument
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: b.nr, SkipFalse: uint8(len(b.code))})
-		prog = append(prog, b.code...)
-	}
-	prog = append(prog, loadNr)
-	if !spec.IsolatedIPC {
-		for _, nr := range ipcSyscalls() {
-			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1}, deny)
-		}
-	}
-	return prog
-}
-
-// ipcSyscalls are SysV IPC and POSIX message queues: objects named by a
-// key or a name, not a path, that Landlock does not see.
-func ipcSyscalls() []uint32 {
-	return []uint32{
-		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
-		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
-		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
-		unix.SYS_MQ_OPEN, unix.SYS_MQ_UNLINK, unix.SYS_MQ_TIMEDSEND, unix.SYS_MQ_TIMEDRECEIVE,
-		unix.SYS_MQ_NOTIFY, unix.SYS_MQ_GETSETATTR,
-	}
 }
 
 // argumentCall is a call that only some architectures have, with where its
@@ -305,7 +472,9 @@ type argumentCall struct {
 // loadFilter installs the program on the calling thread only (no TSYNC).
 // no_new_privs must already be set. With listener it returns the
 // user-notification file descriptor (close-on-exec), else -1.
-func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
+// waitKillable asks that, once wrun has received a call, only a fatal
+// signal interrupt the wait for its answer (Linux 5.19).
+func loadFilter(prog []bpf.Instruction, listener, waitKillable bool) (int, error) {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		return -1, fmt.Errorf("assembling the seccomp filter: %w", err)
@@ -314,17 +483,12 @@ func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
 	const seccompSetModeFilter = 1
 	var flags uintptr
 	if listener {
-		// Once wrun has received a notification, only a fatal signal
-		// interrupts the wait for its answer: a mediated call is performed
-		// by the hands, and a restart after a signal would perform it twice.
-		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | seccompFilterFlagWaitKillableRecv
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		if waitKillable {
+			flags |= seccompFilterFlagWaitKillableRecv
+		}
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
-	if errno == unix.EINVAL && listener {
-		// A kernel before 5.19 has no such flag.
-		flags &^= seccompFilterFlagWaitKillableRecv
-		fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
-	}
 	if errno != 0 {
 		return -1, fmt.Errorf("loading the seccomp filter: %w", errno)
 	}
@@ -332,30 +496,4 @@ func loadFilter(prog []bpf.Instruction, listener bool) (int, error) {
 		return -1, nil
 	}
 	return int(fd), nil
-}
-
-// plantRules refuses (EPERM) making symbolic links, and FIFOs or socket
-// nodes with mknod (regular files and devices fall through: the latter
-// need a capability the child lacks). The accumulator holds the system
-// call number on entry and on exit.
-func plantRules() []bpf.Instruction {
-	deny := bpf.RetConstant{Val: retEPERM}
-	calls := append([]argumentCall{{nr: unix.SYS_SYMLINKAT, kind: "link", mode: -1}, {nr: unix.SYS_MKNODAT, kind: "mode", mode: 2}}, archPlantCalls()...)
-	var prog []bpf.Instruction
-	for _, c := range calls {
-		if c.mode < 0 {
-			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: c.nr, SkipFalse: 1}, deny)
-			continue
-		}
-		code := []bpf.Instruction{
-			bpf.LoadAbsolute{Off: uint32(offArgs + 8*c.mode), Size: 4},
-			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: unix.S_IFMT},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.S_IFIFO, SkipFalse: 1}, deny,
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.S_IFSOCK, SkipFalse: 1}, deny,
-			bpf.LoadAbsolute{Off: offNr, Size: 4},
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: c.nr, SkipFalse: uint8(len(code))})
-		prog = append(prog, code...)
-	}
-	return prog
 }

@@ -53,7 +53,7 @@ func runFilter(t *testing.T, spec seccompSpec, d seccompData) uint32 {
 	return uint32(ret)
 }
 
-func verdict(ret uint32) string {
+func retName(ret uint32) string {
 	switch ret {
 	case retAllow:
 		return "ALLOW"
@@ -68,12 +68,15 @@ func verdict(ret uint32) string {
 }
 
 // plainSpecs are the four socket policies the filter can be built for;
-// allSpecs adds each with the observer, which must not weaken any denial.
+// allSpecs adds each with the mediation, and the mediation's variants,
+// none of which may weaken a denial.
 var (
 	plainSpecs = []seccompSpec{{}, {DenyInet: true}, {DenyUnix: true}, {DenyInet: true, DenyUnix: true}}
 	allSpecs   = append(plainSpecs,
-		seccompSpec{Observe: true}, seccompSpec{DenyInet: true, Observe: true},
-		seccompSpec{DenyUnix: true, Observe: true}, seccompSpec{DenyInet: true, DenyUnix: true, Observe: true})
+		seccompSpec{Mediate: true}, seccompSpec{DenyInet: true, Mediate: true, Sockets: true},
+		seccompSpec{DenyUnix: true, Mediate: true}, seccompSpec{DenyInet: true, DenyUnix: true, Mediate: true},
+		seccompSpec{Mediate: true, Sockets: true, Truncate: true, Signals: true},
+		seccompSpec{Nested: true, DenyUnix: true})
 )
 
 func TestSeccompEncoding(t *testing.T) {
@@ -127,7 +130,7 @@ func TestSeccompDeniedSyscalls(t *testing.T) {
 			// Arguments must not matter.
 			for _, d := range []seccompData{data(nr), data(nr, 1, 2, 3, 4, 5, 6), data(nr, ^uint64(0), ^uint64(0))} {
 				if got := runFilter(t, spec, d); got != retEPERM {
-					t.Errorf("%+v: syscall %d%v: %s, want ERRNO(EPERM)", spec, nr, d.Args, verdict(got))
+					t.Errorf("%+v: syscall %d%v: %s, want ERRNO(EPERM)", spec, nr, d.Args, retName(got))
 				}
 			}
 		}
@@ -140,25 +143,28 @@ func TestSeccompOrdinarySyscallsAllowed(t *testing.T) {
 		"mmap": unix.SYS_MMAP, "execve": unix.SYS_EXECVE, "clone": unix.SYS_CLONE,
 		"exit_group": unix.SYS_EXIT_GROUP, "getpid": unix.SYS_GETPID, "socketpair": unix.SYS_SOCKETPAIR,
 		"getdents64": unix.SYS_GETDENTS64, "fstat": unix.SYS_FSTAT, "newfstatat": unix.SYS_NEWFSTATAT,
-		"wait4": unix.SYS_WAIT4, "kill": unix.SYS_KILL, "prctl": unix.SYS_PRCTL, "seccomp": unix.SYS_SECCOMP,
-		"landlock_restrict_self": unix.SYS_LANDLOCK_RESTRICT_SELF,
+		"wait4": unix.SYS_WAIT4, "prctl": unix.SYS_PRCTL, "seccomp": unix.SYS_SECCOMP,
+		"ftruncate": unix.SYS_FTRUNCATE, "fchdir": unix.SYS_FCHDIR, "setsid": unix.SYS_SETSID,
 	}
-	// Calls the observer sees: allowed outright without it.
-	observed := map[string]uint32{
-		"openat": unix.SYS_OPENAT, "connect": unix.SYS_CONNECT, "renameat2": unix.SYS_RENAMEAT2,
-		"unlinkat": unix.SYS_UNLINKAT, "mkdirat": unix.SYS_MKDIRAT,
+	// Calls the mediation sees: allowed outright without it.
+	mediated := map[string]uint32{
+		"openat": unix.SYS_OPENAT, "renameat2": unix.SYS_RENAMEAT2, "unlinkat": unix.SYS_UNLINKAT,
+		"mkdirat": unix.SYS_MKDIRAT, "fchownat": unix.SYS_FCHOWNAT, "utimensat": unix.SYS_UTIMENSAT,
+		"landlock_restrict_self": unix.SYS_LANDLOCK_RESTRICT_SELF,
 	}
 	for _, spec := range allSpecs {
 		for name, nr := range ordinary {
 			if got := runFilter(t, spec, data(nr, 3, 4, 5)); got != retAllow {
-				t.Errorf("%+v: %s: %s, want ALLOW", spec, name, verdict(got))
+				t.Errorf("%+v: %s: %s, want ALLOW", spec, name, retName(got))
 			}
 		}
-	}
-	for _, spec := range plainSpecs {
-		for name, nr := range observed {
-			if got := runFilter(t, spec, data(nr, 3, 4, unix.O_WRONLY)); got != retAllow {
-				t.Errorf("%+v: %s: %s, want ALLOW", spec, name, verdict(got))
+		for name, nr := range mediated {
+			want := uint32(retAllow)
+			if spec.Mediate {
+				want = retNotify
+			}
+			if got := runFilter(t, spec, data(nr, 3, 4, unix.O_WRONLY)); got != want {
+				t.Errorf("%+v: %s: %s, want %s", spec, name, retName(got), retName(want))
 			}
 		}
 	}
@@ -185,11 +191,28 @@ func TestSeccompIoctl(t *testing.T) {
 			// The request is the second argument; a TIOCSTI number in
 			// another argument means nothing.
 			if got := runFilter(t, spec, data(unix.SYS_IOCTL, 0, tt.request, 0)); got != tt.want {
-				t.Errorf("%+v: ioctl %s (%#x): %s, want %s", spec, tt.name, tt.request, verdict(got), verdict(tt.want))
+				t.Errorf("%+v: ioctl %s (%#x): %s, want %s", spec, tt.name, tt.request, retName(got), retName(tt.want))
 			}
 		}
 		if got := runFilter(t, spec, data(unix.SYS_IOCTL, ioctlTIOCSTI, unix.TCGETS, ioctlTIOCSTI)); got != retAllow {
-			t.Errorf("%+v: TCGETS with TIOCSTI's number in other arguments: %s, want ALLOW", spec, verdict(got))
+			t.Errorf("%+v: TCGETS with TIOCSTI's number in other arguments: %s, want ALLOW", spec, retName(got))
+		}
+		// TIOCGPTPEER is performed by the mediation (Landlock checks the
+		// slave it opens against /dev/pts); FIOSETOWN names an owner in
+		// memory, refused where signals are not scoped.
+		want := uint32(retAllow)
+		if spec.Mediate {
+			want = retNotify
+		}
+		if got := runFilter(t, spec, data(unix.SYS_IOCTL, 3, ioctlTIOCGPTPEER, 0)); got != want {
+			t.Errorf("%+v: TIOCGPTPEER: %s, want %s", spec, retName(got), retName(want))
+		}
+		want = retAllow
+		if spec.Signals || !spec.Mediate && !spec.Nested {
+			want = retEPERM
+		}
+		if got := runFilter(t, spec, data(unix.SYS_IOCTL, 3, ioctlFIOSETOWN, 0)); got != want {
+			t.Errorf("%+v: FIOSETOWN: %s, want %s", spec, retName(got), retName(want))
 		}
 	}
 }
@@ -223,11 +246,11 @@ func TestSeccompSocketFamilies(t *testing.T) {
 		{seccompSpec{DenyUnix: true}, deny, allow},
 		{seccompSpec{DenyInet: true, DenyUnix: true}, deny, deny},
 	}
-	// With the observer, a refused family goes to it (it answers EPERM and
-	// records the denial); an allowed one still passes untouched.
+	// With the mediation, a refused family goes to wrun (it answers EPERM
+	// and records the denial); an allowed one still passes untouched.
 	for _, s := range specs {
 		o := s
-		o.spec.Observe = true
+		o.spec.Mediate = true
 		for _, v := range []*uint32{&o.unixV, &o.otherV} {
 			if *v == deny {
 				*v = retNotify
@@ -242,13 +265,13 @@ func TestSeccompSocketFamilies(t *testing.T) {
 				want = s.unixV
 			}
 			if got := runFilter(t, s.spec, data(unix.SYS_SOCKET, f.family, unix.SOCK_STREAM, 0)); got != want {
-				t.Errorf("%+v: socket(%s): %s, want %s", s.spec, f.name, verdict(got), verdict(want))
+				t.Errorf("%+v: socket(%s): %s, want %s", s.spec, f.name, retName(got), retName(want))
 			}
 		}
 		// A stream socketpair is not filtered: it makes no socket
 		// reachable from outside.
 		if got := runFilter(t, s.spec, data(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_STREAM, 0)); got != allow {
-			t.Errorf("%+v: socketpair(AF_UNIX): %s, want ALLOW", s.spec, verdict(got))
+			t.Errorf("%+v: socketpair(AF_UNIX): %s, want ALLOW", s.spec, retName(got))
 		}
 	}
 }
@@ -279,7 +302,7 @@ func TestSeccompSocketpairDatagram(t *testing.T) {
 					want = retEPERM
 				}
 				if got := runFilter(t, spec, data(unix.SYS_SOCKETPAIR, fam, ty.typ, 0)); got != want {
-					t.Errorf("%+v: socketpair(%#x, %s): %s, want %s", spec, fam, ty.name, verdict(got), verdict(want))
+					t.Errorf("%+v: socketpair(%#x, %s): %s, want %s", spec, fam, ty.name, retName(got), retName(want))
 				}
 			}
 		}
@@ -295,7 +318,7 @@ func TestSeccompForeignABI(t *testing.T) {
 				d := data(nr)
 				d.Arch = arch
 				if got := runFilter(t, spec, d); got != retEPERM {
-					t.Errorf("%+v: arch %#x nr %d: %s, want ERRNO(EPERM)", spec, arch, nr, verdict(got))
+					t.Errorf("%+v: arch %#x nr %d: %s, want ERRNO(EPERM)", spec, arch, nr, retName(got))
 				}
 			}
 		}
@@ -306,42 +329,28 @@ func TestSeccompForeignABI(t *testing.T) {
 		// slip past the filter under its x32 number.
 		for _, nr := range []uint32{unix.SYS_READ, unix.SYS_GETPID, unix.SYS_SOCKET, unix.SYS_PTRACE, 512, 547} {
 			if got := runFilter(t, spec, data(x32Bit|nr, unix.AF_UNIX)); got != retEPERM {
-				t.Errorf("%+v: x32 nr %#x: %s, want ERRNO(EPERM)", spec, x32Bit|nr, verdict(got))
+				t.Errorf("%+v: x32 nr %#x: %s, want ERRNO(EPERM)", spec, x32Bit|nr, retName(got))
 			}
 		}
 	}
 }
 
-// TestSeccompObserve checks what the observer's part of the program sends
-// to it: every observed call, except opens that only read.
-func TestSeccompObserve(t *testing.T) {
+// TestSeccompMediate checks what the mediation's part of the program sends
+// wrun: every mediated call, except opens that only read; with Sockets,
+// every call that names a socket address.
+func TestSeccompMediate(t *testing.T) {
 	const hi = 0xffff_ffff << 32 // the kernel drops the high word of int flags
-	for _, c := range observedCalls() {
-		if c.nr == unix.SYS_OPENAT2 {
-			continue // refused outright (ENOSYS): see TestSeccompArgumentRules
-		}
+	for _, c := range mediatedCalls() {
 		args := make([]uint64, 6)
-		if c.flags >= 0 {
+		if c.flags >= 0 && c.op == opOpen {
 			args[c.flags] = unix.O_WRONLY
 		}
 		for _, spec := range plainSpecs {
-			if got := runFilter(t, spec, data(c.nr, args...)); got != retAllow {
-				t.Errorf("%+v: observed call %d without the observer: %s, want ALLOW", spec, c.nr, verdict(got))
-			}
-			spec.Observe = true
+			spec.Mediate = true
 			if got := runFilter(t, spec, data(c.nr, args...)); got != retNotify {
-				t.Errorf("%+v: observed call %d: %s, want USER_NOTIF", spec, c.nr, verdict(got))
+				t.Errorf("%+v: mediated call %d: %s, want USER_NOTIF", spec, c.nr, retName(got))
 			}
 		}
-	}
-	var flagsArg = -1
-	for _, c := range observedCalls() {
-		if c.nr == unix.SYS_OPENAT {
-			flagsArg = c.flags
-		}
-	}
-	if flagsArg != 2 {
-		t.Fatalf("openat's flags are argument %d in observedCalls, want 2", flagsArg)
 	}
 	tests := []struct {
 		name  string
@@ -356,17 +365,79 @@ func TestSeccompObserve(t *testing.T) {
 		{"O_RDWR", unix.O_RDWR, retNotify},
 		{"O_CREAT", unix.O_CREAT, retNotify},
 		{"O_TRUNC", unix.O_TRUNC, retNotify},
+		{"O_RDONLY|O_TRUNC", unix.O_RDONLY | unix.O_TRUNC, retNotify},
 		{"O_WRONLY|O_APPEND", unix.O_WRONLY | unix.O_APPEND, retNotify},
 		{"O_TMPFILE|O_WRONLY", unix.O_TMPFILE | unix.O_WRONLY, retNotify},
 	}
 	atFDCWD := int64(unix.AT_FDCWD)
-	for _, spec := range allSpecs {
-		if !spec.Observe {
-			continue
+	for _, tt := range tests {
+		if got := runFilter(t, seccompSpec{Mediate: true}, data(unix.SYS_OPENAT, uint64(atFDCWD), 0, tt.flags)); got != tt.want {
+			t.Errorf("openat(%s): %s, want %s", tt.name, retName(got), retName(tt.want))
 		}
-		for _, tt := range tests {
-			if got := runFilter(t, spec, data(unix.SYS_OPENAT, uint64(atFDCWD), 0, tt.flags)); got != tt.want {
-				t.Errorf("%+v: openat(%s): %s, want %s", spec, tt.name, verdict(got), verdict(tt.want))
+	}
+	// Sockets: connect, bind and the sends with an address; sendto with
+	// a NULL address (both words zero) names none.
+	sock := seccompSpec{Mediate: true, Sockets: true}
+	for _, nr := range []uint32{unix.SYS_CONNECT, unix.SYS_BIND, unix.SYS_SENDMSG, unix.SYS_SENDMMSG} {
+		if got := runFilter(t, sock, data(nr, 3, 0x1000, 16)); got != retNotify {
+			t.Errorf("socket call %d: %s, want USER_NOTIF", nr, retName(got))
+		}
+		if got := runFilter(t, seccompSpec{Mediate: true}, data(nr, 3, 0x1000, 16)); got != retAllow {
+			t.Errorf("socket call %d without Sockets: %s, want ALLOW", nr, retName(got))
+		}
+	}
+	for _, tt := range []struct {
+		addr uint64
+		want uint32
+	}{{0, retAllow}, {0x7fff_0000_1000, retNotify}, {1 << 32, retNotify}, {1, retNotify}} {
+		if got := runFilter(t, sock, data(unix.SYS_SENDTO, 3, 0x1000, 10, 0, tt.addr, 16)); got != tt.want {
+			t.Errorf("sendto(address %#x): %s, want %s", tt.addr, retName(got), retName(tt.want))
+		}
+	}
+}
+
+// TestSeccompSignals: the calls that name wrun's process or the launch
+// thread by number are refused under every spec; below the signal scope
+// every other signal to another process goes to wrun, but the null
+// signal and SIGURG.
+func TestSeccompSignals(t *testing.T) {
+	const self, launch, other = 4242, 4243, 5000
+	const hi = 0xffff_ffff << 32
+	tests := []struct {
+		name          string
+		d             seccompData
+		scoped, unsco uint32 // the verdict with the signal scope, and without (Signals)
+	}{
+		{"tkill(launch)", data(unix.SYS_TKILL, launch, 9), retEPERM, retEPERM},
+		{"tkill(launch) with high bits", data(unix.SYS_TKILL, hi|launch, 9), retEPERM, retEPERM},
+		{"tkill(other)", data(unix.SYS_TKILL, other, 9), retAllow, retNotify},
+		{"tkill(other, SIGURG)", data(unix.SYS_TKILL, other, uint64(unix.SIGURG)), retAllow, retAllow},
+		{"tgkill(wrun, any)", data(unix.SYS_TGKILL, self, other, 9), retEPERM, retEPERM},
+		{"tgkill(other, other)", data(unix.SYS_TGKILL, other, other, 15), retAllow, retNotify},
+		{"tgkill(other, other, 0)", data(unix.SYS_TGKILL, other, other, 0), retAllow, retAllow},
+		{"rt_tgsigqueueinfo(wrun)", data(unix.SYS_RT_TGSIGQUEUEINFO, self, launch, 9, 0), retEPERM, retEPERM},
+		{"rt_tgsigqueueinfo(other)", data(unix.SYS_RT_TGSIGQUEUEINFO, other, other, 9, 0), retAllow, retNotify},
+		{"rt_sigqueueinfo(other)", data(unix.SYS_RT_SIGQUEUEINFO, other, 9, 0), retAllow, retNotify},
+		{"kill(other)", data(unix.SYS_KILL, other, 9), retAllow, retNotify},
+		{"kill(-1)", data(unix.SYS_KILL, 0xffff_ffff, 9), retAllow, retNotify},
+		{"kill(other, 0)", data(unix.SYS_KILL, other, 0), retAllow, retAllow},
+		{"pidfd_send_signal", data(unix.SYS_PIDFD_SEND_SIGNAL, 3, 9, 0, 0), retAllow, retNotify},
+		{"pidfd_open(launch)", data(unix.SYS_PIDFD_OPEN, launch, 0), retEPERM, retEPERM},
+		{"pidfd_open(wrun)", data(unix.SYS_PIDFD_OPEN, self, 0), retEPERM, retEPERM},
+		{"pidfd_open(other)", data(unix.SYS_PIDFD_OPEN, other, 0), retAllow, retAllow},
+		{"fcntl(F_SETOWN_EX)", data(unix.SYS_FCNTL, 3, unix.F_SETOWN_EX, 0x1000), retEPERM, retEPERM},
+		{"fcntl(F_SETOWN)", data(unix.SYS_FCNTL, 3, unix.F_SETOWN, other), retAllow, retNotify},
+		{"fcntl(F_GETOWN_EX)", data(unix.SYS_FCNTL, 3, unix.F_GETOWN_EX, 0x1000), retAllow, retAllow},
+	}
+	for _, tt := range tests {
+		for _, unscoped := range []bool{false, true} {
+			spec := seccompSpec{Mediate: true, Signals: unscoped, Self: self, Launch: launch}
+			want := tt.scoped
+			if unscoped {
+				want = tt.unsco
+			}
+			if got := runFilter(t, spec, tt.d); got != want {
+				t.Errorf("%s (signals unscoped %v): %s, want %s", tt.name, unscoped, retName(got), retName(want))
 			}
 		}
 	}
@@ -409,6 +480,15 @@ func TestSeccompKernel(t *testing.T) {
 		}
 		return nil
 	}
+	// tkill of the restricted thread itself, by number: refused (it is
+	// the launch thread), whatever the signal (0 only checks).
+	tkillSelf := func(_, _ string) error {
+		_, _, errno := unix.Syscall(unix.SYS_TKILL, uintptr(unix.Gettid()), 0, 0)
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
 	const hi = 1 << 32
 	none, inet, both := &seccompSpec{}, &seccompSpec{DenyInet: true}, &seccompSpec{DenyInet: true, DenyUnix: true}
 	runCases(t, []kcase{
@@ -424,49 +504,66 @@ func TestSeccompKernel(t *testing.T) {
 		{name: "TCGETS reaches the driver", seccomp: none, op: ioctl(unix.TCGETS), want: unix.ENOTTY},
 		{name: "process_vm_readv without the filter", seccomp: nil, op: vmread},
 		{name: "process_vm_readv denied", seccomp: none, op: vmread, want: unix.EPERM},
-		// Under an enclosing wrun's filter the kernel refuses a second
-		// listener (EBUSY): the same filter is loaded without the observer.
-		{name: "AF_INET denied under an enclosing observer", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Observe: true}, op: socket(unix.AF_INET), want: unix.EPERM},
-		{name: "AF_UNIX allowed under an enclosing observer", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Observe: true}, op: socket(unix.AF_UNIX)},
+		{name: "tkill of the launch thread without the filter", seccomp: nil, op: tkillSelf},
+		{name: "tkill of the launch thread denied", seccomp: none, op: tkillSelf, want: unix.EPERM},
+		// Under an enclosing filter with a listener the kernel refuses a
+		// second one (EBUSY): the launch reports it, and plans again.
+		{name: "a second listener is refused", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Mediate: true}, op: socket(unix.AF_UNIX), want: unix.EBUSY},
+		{name: "AF_INET denied under an enclosing listener", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Nested: true}, op: socket(unix.AF_INET), want: unix.EPERM},
+		{name: "AF_UNIX allowed under an enclosing listener", enclosed: true, seccomp: &seccompSpec{DenyInet: true, Nested: true}, op: socket(unix.AF_UNIX)},
 	})
 }
 
 // TestSeccompArgumentRules: the calls refused only with some arguments.
 // Each row has a harmless twin that must pass to the rest of the filter
-// (allowed, or sent to the observer), so a rule that refused the call
-// outright would fail too.
+// (allowed, or sent to wrun), so a rule that refused the call outright
+// would fail too.
 func TestSeccompArgumentRules(t *testing.T) {
 	const hi = 0xffff_ffff << 32 // high bits the kernel drops from an int
 	creat := uint64(unix.O_CREAT | unix.O_WRONLY)
-	tests := []struct {
+	type row struct {
 		name string
 		d    seccompData
-		want uint32 // without the observer; 0 means "not refused"
-	}{
-		{"unshare(CLONE_NEWUSER)", data(unix.SYS_UNSHARE, unix.CLONE_NEWUSER), retEPERM},
-		{"unshare(CLONE_NEWUSER|CLONE_NEWNS)", data(unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_NEWNS), retEPERM},
-		{"unshare(CLONE_NEWUSER) with high bits", data(unix.SYS_UNSHARE, hi|unix.CLONE_NEWUSER), retEPERM},
-		{"unshare(CLONE_FILES)", data(unix.SYS_UNSHARE, unix.CLONE_FILES), 0},
-		{"clone(CLONE_NEWUSER)", data(unix.SYS_CLONE, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), retEPERM},
-		{"clone(thread)", data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_FS|unix.CLONE_FILES|unix.CLONE_SIGHAND|unix.CLONE_THREAD), 0},
-		{"clone3", data(unix.SYS_CLONE3, 0, 88), retENOSYS},
-		{"prlimit64(other pid)", data(unix.SYS_PRLIMIT64, 1, unix.RLIMIT_CPU, 0, 0), retEPERM},
-		{"prlimit64(other pid in the high word)", data(unix.SYS_PRLIMIT64, hi|1, unix.RLIMIT_CPU), retEPERM},
-		{"prlimit64(self)", data(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, 0, 0), 0},
-		{"prlimit64(self, high bits only)", data(unix.SYS_PRLIMIT64, hi, unix.RLIMIT_NOFILE), 0},
-		{"fchmod(04755)", data(unix.SYS_FCHMOD, 3, 0o4755), retEPERM},
-		{"fchmod(02755)", data(unix.SYS_FCHMOD, 3, 0o2755), retEPERM},
-		{"fchmod(0755)", data(unix.SYS_FCHMOD, 3, 0o755), 0},
-		{"fchmodat(04755)", data(unix.SYS_FCHMODAT, 3, 0, 0o4755), retEPERM},
-		{"fchmodat(01777)", data(unix.SYS_FCHMODAT, 3, 0, 0o1777), 0},
-		{"fchmodat2(06755)", data(unix.SYS_FCHMODAT2, 3, 0, 0o6755, 0), retEPERM},
-		{"mknodat(S_IFREG|04755)", data(unix.SYS_MKNODAT, 3, 0, unix.S_IFREG|0o4755), retEPERM},
-		{"openat(O_CREAT, 04755)", data(unix.SYS_OPENAT, 3, 0, creat, 0o4755), retEPERM},
-		{"openat(O_TMPFILE, 02755)", data(unix.SYS_OPENAT, 3, 0, unix.O_TMPFILE|unix.O_RDWR, 0o2755), retEPERM},
-		{"openat(O_RDONLY, garbage mode)", data(unix.SYS_OPENAT, 3, 0, unix.O_RDONLY, 0o6777), 0},
-		{"openat(O_CREAT, 0644)", data(unix.SYS_OPENAT, 3, 0, creat, 0o644), 0},
-		{"openat2", data(unix.SYS_OPENAT2, 3, 0, 0, 24), retENOSYS},
-		{"setns", data(unix.SYS_SETNS, 3, 0), retEPERM},
+		// want without the mediation, and with it (0: passed on, ALLOW
+		// or USER_NOTIF).
+		want, mediated uint32
+	}
+	tests := []row{
+		{"unshare(CLONE_NEWUSER)", data(unix.SYS_UNSHARE, unix.CLONE_NEWUSER), retEPERM, retEPERM},
+		{"unshare(CLONE_NEWUSER|CLONE_NEWNS)", data(unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_NEWNS), retEPERM, retEPERM},
+		{"unshare(CLONE_NEWUSER) with high bits", data(unix.SYS_UNSHARE, hi|unix.CLONE_NEWUSER), retEPERM, retEPERM},
+		{"unshare(CLONE_FILES)", data(unix.SYS_UNSHARE, unix.CLONE_FILES), 0, 0},
+		{"clone(CLONE_NEWUSER)", data(unix.SYS_CLONE, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), retEPERM, retEPERM},
+		{"clone(thread)", data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_FS|unix.CLONE_FILES|unix.CLONE_SIGHAND|unix.CLONE_THREAD), 0, 0},
+		{"clone3", data(unix.SYS_CLONE3, 0, 88), retENOSYS, retENOSYS},
+		{"prlimit64(other pid)", data(unix.SYS_PRLIMIT64, 1, unix.RLIMIT_CPU, 0, 0), retEPERM, retNotify},
+		{"prlimit64(other pid in the high word)", data(unix.SYS_PRLIMIT64, hi|1, unix.RLIMIT_CPU), retEPERM, retNotify},
+		{"prlimit64(self)", data(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, 0, 0), 0, 0},
+		{"prlimit64(self, high bits only)", data(unix.SYS_PRLIMIT64, hi, unix.RLIMIT_NOFILE), 0, 0},
+		{"setpriority(PRIO_PROCESS, self)", data(unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 0, 10), 0, 0},
+		{"setpriority(PRIO_PGRP, own group)", data(unix.SYS_SETPRIORITY, unix.PRIO_PGRP, 0, 10), 0, 0},
+		{"setpriority(PRIO_PGRP, another group)", data(unix.SYS_SETPRIORITY, unix.PRIO_PGRP, 77, 19), retEPERM, retNotify},
+		{"setpriority(PRIO_USER, own user)", data(unix.SYS_SETPRIORITY, unix.PRIO_USER, 0, 19), retEPERM, retNotify},
+		{"setpriority(PRIO_PROCESS, another)", data(unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 77, 19), retEPERM, retNotify},
+		{"ioprio_set(PROCESS, self)", data(unix.SYS_IOPRIO_SET, 1, 0, 0), 0, 0},
+		{"ioprio_set(USER, self)", data(unix.SYS_IOPRIO_SET, 3, 0, 0), retEPERM, retNotify},
+		{"sched_setaffinity(self)", data(unix.SYS_SCHED_SETAFFINITY, 0, 8, 0x1000), 0, 0},
+		{"sched_setaffinity(another)", data(unix.SYS_SCHED_SETAFFINITY, 77, 8, 0x1000), retEPERM, retNotify},
+		{"sched_setscheduler(another)", data(unix.SYS_SCHED_SETSCHEDULER, 77, 0, 0x1000), retEPERM, retNotify},
+		{"fchmod(04755)", data(unix.SYS_FCHMOD, 3, 0o4755), retEPERM, 0},
+		{"fchmod(02755)", data(unix.SYS_FCHMOD, 3, 0o2755), retEPERM, 0},
+		{"fchmod(0755)", data(unix.SYS_FCHMOD, 3, 0o755), 0, 0},
+		{"fchmodat(04755)", data(unix.SYS_FCHMODAT, 3, 0, 0o4755), retEPERM, 0},
+		{"fchmodat(01777)", data(unix.SYS_FCHMODAT, 3, 0, 0o1777), 0, 0},
+		{"fchmodat2(06755)", data(unix.SYS_FCHMODAT2, 3, 0, 0o6755, 0), retEPERM, 0},
+		{"mknodat(S_IFREG|04755)", data(unix.SYS_MKNODAT, 3, 0, unix.S_IFREG|0o4755), retEPERM, 0},
+		{"openat(O_CREAT, 04755)", data(unix.SYS_OPENAT, 3, 0, creat, 0o4755), retEPERM, 0},
+		{"openat(O_TMPFILE, 02755)", data(unix.SYS_OPENAT, 3, 0, unix.O_TMPFILE|unix.O_RDWR, 0o2755), retEPERM, 0},
+		{"openat(O_RDONLY, garbage mode)", data(unix.SYS_OPENAT, 3, 0, unix.O_RDONLY, 0o6777), 0, 0},
+		{"openat(O_CREAT, 0644)", data(unix.SYS_OPENAT, 3, 0, creat, 0o644), 0, 0},
+		{"openat2", data(unix.SYS_OPENAT2, 3, 0, 0, 24), retENOSYS, 0},
+		{"setxattrat", data(sysSetxattrat, 3, 0, 0, 0, 0, 0), 0, retENOSYS},
+		{"setns", data(unix.SYS_SETNS, 3, 0), retEPERM, retEPERM},
 	}
 	for _, c := range archArgumentCalls() {
 		args := make([]uint64, 6)
@@ -474,98 +571,36 @@ func TestSeccompArgumentRules(t *testing.T) {
 		if c.kind == "open" {
 			args[c.flags] = creat
 		}
-		tests = append(tests, struct {
-			name string
-			d    seccompData
-			want uint32
-		}{fmt.Sprintf("legacy call %d with 04755", c.nr), data(c.nr, args...), retEPERM})
+		tests = append(tests, row{fmt.Sprintf("legacy call %d with 04755", c.nr), data(c.nr, args...), retEPERM, 0})
 		args[c.mode] = 0o755
-		tests = append(tests, struct {
-			name string
-			d    seccompData
-			want uint32
-		}{fmt.Sprintf("legacy call %d with 0755", c.nr), data(c.nr, args...), 0})
-	}
-	// Calls refused for their setuid or setgid bits go to wrun where it
-	// holds a listener (setid.go), which refuses them with a denial or
-	// makes a directory's S_ISGID; without one they are refused here.
-	setid := map[string]bool{
-		"fchmod(04755)": true, "fchmod(02755)": true, "fchmodat(04755)": true, "fchmodat2(06755)": true,
-		"mknodat(S_IFREG|04755)": true, "openat(O_CREAT, 04755)": true, "openat(O_TMPFILE, 02755)": true,
-	}
-	for _, c := range archArgumentCalls() {
-		setid[fmt.Sprintf("legacy call %d with 04755", c.nr)] = true
+		tests = append(tests, row{fmt.Sprintf("legacy call %d with 0755", c.nr), data(c.nr, args...), 0, 0})
 	}
 	for _, spec := range allSpecs {
 		for _, tt := range tests {
 			got := runFilter(t, spec, tt.d)
-			if setid[tt.name] && (spec.Observe || spec.Mediate) || tt.name == "openat2" && spec.Observe {
-				tt.want = retNotify
+			want := tt.want
+			if spec.Mediate {
+				want = tt.mediated
 			}
 			switch {
-			case tt.want != 0 && got != tt.want:
-				t.Errorf("%+v: %s: %s, want %s", spec, tt.name, verdict(got), verdict(tt.want))
-			case tt.want == 0 && got != retAllow && got != retNotify:
-				t.Errorf("%+v: %s: %s, want it passed on (ALLOW or USER_NOTIF)", spec, tt.name, verdict(got))
+			case want != 0 && got != want:
+				t.Errorf("%+v: %s: %s, want %s", spec, tt.name, retName(got), retName(want))
+			case want == 0 && got != retAllow && got != retNotify:
+				t.Errorf("%+v: %s: %s, want it passed on (ALLOW or USER_NOTIF)", spec, tt.name, retName(got))
 			}
 		}
 	}
 }
 
-// TestSeccompIPC: SysV IPC and POSIX message queues are refused unless the
-// child has an IPC namespace of its own.
+// TestSeccompIPC: SysV IPC and POSIX message queues are refused: Landlock
+// does not see them, and without an IPC namespace they would reach other
+// processes' segments and queues.
 func TestSeccompIPC(t *testing.T) {
 	for _, spec := range allSpecs {
 		for _, nr := range ipcSyscalls() {
 			if got := runFilter(t, spec, data(nr, 0, 4096, unix.IPC_CREAT|0o666)); got != retEPERM {
-				t.Errorf("%+v: IPC call %d: %s, want ERRNO(EPERM)", spec, nr, verdict(got))
+				t.Errorf("%+v: IPC call %d: %s, want ERRNO(EPERM)", spec, nr, retName(got))
 			}
-			spec.IsolatedIPC = true
-			if got := runFilter(t, spec, data(nr, 0, 4096, unix.IPC_CREAT|0o666)); got != retAllow {
-				t.Errorf("%+v: IPC call %d in an IPC namespace: %s, want ALLOW", spec, nr, verdict(got))
-			}
-			spec.IsolatedIPC = false
-		}
-	}
-}
-
-// TestSetidCallOf: which notifications are calls sent for their setuid or
-// setgid bits, and how each is read.
-func TestSetidCallOf(t *testing.T) {
-	creat := uint64(unix.O_CREAT | unix.O_WRONLY)
-	tests := []struct {
-		name     string
-		nr       uint32
-		args     [6]uint64
-		ok       bool
-		chmod    bool
-		dirOnly  bool
-		op       string
-		pathArg  int
-		flagsArg int
-	}{
-		{"fchmod 02755", unix.SYS_FCHMOD, [6]uint64{3, 0o2755}, true, true, true, "chmod", -1, -1},
-		{"fchmod 04755", unix.SYS_FCHMOD, [6]uint64{3, 0o4755}, true, true, false, "chmod", -1, -1},
-		{"fchmod 0755", unix.SYS_FCHMOD, [6]uint64{3, 0o755}, false, false, false, "", 0, 0},
-		{"fchmodat 06755", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o6755}, true, true, false, "chmod", 1, -1},
-		{"fchmodat2 02700", unix.SYS_FCHMODAT2, [6]uint64{3, 0, 0o2700, 0}, true, true, true, "chmod", 1, 3},
-		{"fchmodat mode in the high word only", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o2755 << 32}, false, false, false, "", 0, 0},
-		{"mknodat S_IFREG|02755", unix.SYS_MKNODAT, [6]uint64{3, 0, unix.S_IFREG | 0o2755}, true, false, true, "mknod", 1, -1},
-		{"openat O_CREAT 02755", unix.SYS_OPENAT, [6]uint64{3, 0, creat, 0o2755}, true, false, true, "create", 1, -1},
-		{"openat O_RDONLY garbage mode", unix.SYS_OPENAT, [6]uint64{3, 0, unix.O_RDONLY, 0o6755}, false, false, false, "", 0, 0},
-		{"mkdirat 02755 (not sent)", unix.SYS_MKDIRAT, [6]uint64{3, 0, 0o2755}, false, false, false, "", 0, 0},
-	}
-	for _, tt := range tests {
-		c, ok := setidCallOf(tt.nr, tt.args)
-		if ok != tt.ok {
-			t.Errorf("%s: ok %v, want %v", tt.name, ok, tt.ok)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if c.chmod != tt.chmod || c.dirOnly() != tt.dirOnly || c.op != tt.op || c.path != tt.pathArg || c.flags != tt.flagsArg {
-			t.Errorf("%s: %+v (dirOnly %v), want chmod %v dirOnly %v op %s path %d flags %d", tt.name, c, c.dirOnly(), tt.chmod, tt.dirOnly, tt.op, tt.pathArg, tt.flagsArg)
 		}
 	}
 }

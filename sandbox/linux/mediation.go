@@ -1,0 +1,817 @@
+//go:build linux
+
+package linux
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wrun-dev/wrun/access"
+	"github.com/wrun-dev/wrun/policy"
+)
+
+// The file system calls of the mediation (see supervise.go).
+//
+// Carving cannot give a directory that holds a protected path (the
+// workspace root, .git) the rights to make or remove entries: a right on
+// a directory reaches everything beneath it, .git/config included. So the
+// command's own rules leave those directories (Plan.Mediated), and every
+// directory made in them during the run, without those rights, and wrun
+// makes the call itself there: on the directory it resolved, after
+// refusing the protected names and inodes and asking the grant's model.
+// Landlock keeps refusing creates in those directories, so a call wrun
+// lets continue after a racy read of its path can never create there.
+//
+// Every metadata call is performed (Landlock has no hook for chmod, chown,
+// utimes or xattrs, so none may continue), inside the write scope only;
+// so is every truncate where Landlock cannot restrict it (ABI < 3).
+
+// fsCall handles one mediated file system call.
+func (s *supervisor) fsCall(c *notice, spec callSpec) {
+	switch spec.op {
+	case opOpen, opCreate:
+		s.open(c, spec)
+	case opOpen2:
+		s.open2(c, spec)
+	case opMkdir, opMknod, opSymlink:
+		s.make(c, spec)
+	case opUnlink, opRmdir:
+		s.remove(c, spec)
+	case opRename:
+		s.rename(c, spec)
+	case opLink:
+		s.link(c, spec)
+	case opTruncate:
+		s.truncate(c, spec)
+	default:
+		s.metadata(c, spec)
+	}
+}
+
+// refuse answers errno and records a denial per missing right.
+func (s *supervisor) refuse(c *notice, errno unix.Errno, op string, missing []access.Missing) {
+	c.answer(-1, errno)
+	s.recordMissing(c, op, missing)
+}
+
+// refuseProtected answers a call on a protected path.
+func (s *supervisor) refuseProtected(c *notice, op, path string, right policy.Access) {
+	c.answer(-1, unix.EACCES)
+	s.record(c, op, path, "", right.String())
+}
+
+// continueOrPredict lets the call continue, first recording what the
+// command's own rules will refuse of op (a report only: the kernel
+// decides).
+func (s *supervisor) continueOrPredict(c *notice, op access.Op, name string) {
+	var missing []access.Missing
+	if op.Kind != "" {
+		missing = s.kernel.Check(op)
+	}
+	c.continueCall()
+	s.recordMissing(c, name, missing)
+}
+
+// perform runs f on a performer. A call for which no performer can be
+// made fails with EPERM, counted for the run's warnings.
+func (s *supervisor) perform(c *notice, f func()) bool {
+	c.performed = true
+	if err := s.perf.do(f); err != nil {
+		s.mu.Lock()
+		s.failed++
+		s.mu.Unlock()
+		c.answer(-1, unix.EPERM)
+		return false
+	}
+	return true
+}
+
+// start resolves argument dirfd of spec (AT_FDCWD, or one -1: the caller's
+// working directory) to a held descriptor.
+func (c *notice) start(i int) (int, error) {
+	dirfd := int32(unix.AT_FDCWD)
+	if i >= 0 {
+		dirfd = int32(c.args()[i])
+	}
+	return c.dir(dirfd)
+}
+
+// open handles open, openat and creat that write, create or truncate.
+func (s *supervisor) open(c *notice, spec callSpec) {
+	args := c.args()
+	flags := uint64(unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC)
+	if spec.flags >= 0 {
+		flags = uint64(uint32(args[spec.flags]))
+	}
+	mode := uint32(args[spec.mode]) & 0o7777
+	s.openWith(c, spec, flags, mode, false)
+}
+
+// openWith is open with the flags and mode decided; must: the call
+// cannot continue (openat2), so what wrun does not perform it refuses.
+func (s *supervisor) openWith(c *notice, spec callSpec, flags uint64, mode uint32, must bool) {
+	if flags&unix.O_PATH != 0 && !must {
+		c.continueCall() // opens nothing that writes
+		return
+	}
+	truncating := flags&unix.O_TRUNC != 0 && s.pl.attr.handledFS&llTruncate == 0
+	must = must || truncating
+	path, err := c.path(spec.path)
+	if err != nil {
+		s.failOrContinue(c, must, unix.EFAULT)
+		return
+	}
+	start, err := c.start(spec.dirfd)
+	if err != nil {
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	if s.dev.open(c, start, path, flags) {
+		return
+	}
+	if flags&unix.O_TMPFILE == unix.O_TMPFILE {
+		s.openTmpfile(c, start, path, flags, mode, must)
+		return
+	}
+	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
+	e, err := resolveEntry(start, path, follow)
+	if err != nil {
+		if errors.Is(err, errNotPlain) {
+			err = unix.EPERM
+		}
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	c.hold(e.dir)
+	st, exists, serr := e.stat()
+	if serr != nil {
+		s.failOrContinue(c, must, errnoOf(serr))
+		return
+	}
+	var op access.Op
+	switch {
+	case exists:
+		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		op = access.Op{Kind: access.OpOpen, Path: e.path(), Rights: openRights(flags), Dir: isDir}
+	case flags&unix.O_CREAT != 0:
+		op = access.Op{Kind: access.OpCreate, Path: e.path(), Rights: openRights(flags) &^ policy.Truncate}
+	}
+	inTree := s.trees.has(e.dirID)
+	if !inTree && !must {
+		s.continueOrPredict(c, op, op.Kind)
+		return
+	}
+	if op.Kind == "" {
+		c.answer(-1, unix.ENOENT)
+		return
+	}
+	if exists && flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+		c.answer(-1, unix.EEXIST)
+		return
+	}
+	if !exists && e.mustDir {
+		c.answer(-1, unix.EISDIR)
+		return
+	}
+	var stp *unix.Stat_t
+	if exists {
+		stp = &st
+	}
+	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
+		if pr, ok := s.guard.refuses(e, stp); ok {
+			s.refuseProtected(c, op.Kind, e.path(), policy.WriteFile)
+			_ = pr
+			return
+		}
+	}
+	if missing := s.exact.Check(op); len(missing) > 0 {
+		s.refuse(c, unix.EACCES, op.Kind, missing)
+		return
+	}
+	if !exists && mode&modeSetID != 0 {
+		s.refuseSetID(c, op.Kind, e.path(), mode)
+		return
+	}
+	// The call as the command made it, on the entry resolved: the last
+	// component never followed again (a link planted meanwhile fails
+	// with ELOOP), no controlling terminal taken on wrun's behalf.
+	oflags := int(flags&^uint64(unix.O_NOFOLLOW)) | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NOCTTY
+	umask := 0
+	if !exists {
+		umask = c.umask()
+	}
+	fifo := exists && st.Mode&unix.S_IFMT == unix.S_IFIFO
+	var fd int
+	var oerr error
+	run := func() {
+		withUmask(umask, func() { fd, oerr = unix.Openat(e.dir, e.name, oflags, mode) })
+	}
+	if !fifo {
+		// An open that may create changes the directory: serialized with
+		// the mediation's other changes. One of a FIFO may wait for a
+		// reader, and changes nothing.
+		s.structure.Lock()
+		defer s.structure.Unlock()
+	}
+	if !s.perform(c, run) {
+		return
+	}
+	if oerr != nil {
+		c.answer(-1, errnoOf(oerr))
+		return
+	}
+	c.hold(fd)
+	c.installFD(fd, flags&unix.O_CLOEXEC != 0)
+}
+
+// failOrContinue lets a call the kernel may decide continue (it gives
+// the error the call deserves), and answers errno where it may not.
+func (s *supervisor) failOrContinue(c *notice, must bool, errno unix.Errno) {
+	if must {
+		c.answer(-1, errno)
+		return
+	}
+	c.continueCall()
+}
+
+// openTmpfile handles an open with O_TMPFILE: path names the directory
+// the new, nameless file goes in.
+func (s *supervisor) openTmpfile(c *notice, start int, path string, flags uint64, mode uint32, must bool) {
+	dir, err := openDirAt(start, path)
+	if err != nil {
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	c.hold(dir)
+	var st unix.Stat_t
+	if err := unix.Fstat(dir, &st); err != nil {
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	dirPath, err := fdPath(dir)
+	if err != nil {
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	op := access.Op{Kind: access.OpCreate, Path: dirPath + "/#tmpfile", Rights: openRights(flags) &^ policy.Truncate}
+	if !s.trees.has(idOf(&st)) && !must {
+		s.continueOrPredict(c, op, op.Kind)
+		return
+	}
+	if _, ok := s.guard.inode(&st); ok {
+		s.refuseProtected(c, op.Kind, dirPath, policy.MakeReg)
+		return
+	}
+	if missing := s.exact.Check(op); len(missing) > 0 {
+		s.refuse(c, unix.EACCES, op.Kind, missing)
+		return
+	}
+	if mode&modeSetID != 0 {
+		s.refuseSetID(c, op.Kind, dirPath, mode)
+		return
+	}
+	umask := c.umask()
+	var fd int
+	var oerr error
+	if !s.perform(c, func() {
+		withUmask(umask, func() { fd, oerr = unix.Openat(dir, ".", int(flags)|unix.O_CLOEXEC, mode) })
+	}) {
+		return
+	}
+	if oerr != nil {
+		c.answer(-1, errnoOf(oerr))
+		return
+	}
+	c.hold(fd)
+	c.installFD(fd, flags&unix.O_CLOEXEC != 0)
+}
+
+// open2 handles openat2, whose flags and mode sit in memory the filter
+// cannot read: it never continues (the command could change them after
+// wrun read them: a setuid mode, O_TRUNC below Landlock ABI 3). wrun
+// performs it with its copy. An open in a directory the mediation
+// watches is performed as openat's are; any other is made by a performer
+// restricted with the command's own Landlock rules (asCommand), with the
+// command's resolve flags, so the kernel decides it as it would have
+// decided the command's own.
+func (s *supervisor) open2(c *notice, spec callSpec) {
+	args := c.args()
+	size := args[3]
+	if size < 24 || size > 4096 {
+		c.answer(-1, unix.EINVAL)
+		return
+	}
+	b := make([]byte, size)
+	if err := c.mem.read(args[2], b); err != nil {
+		c.answer(-1, unix.EFAULT)
+		return
+	}
+	for _, x := range b[24:] {
+		if x != 0 {
+			c.answer(-1, unix.E2BIG) // a field this kernel may know and wrun does not
+			return
+		}
+	}
+	how := unix.OpenHow{Flags: binary.NativeEndian.Uint64(b[0:]), Mode: binary.NativeEndian.Uint64(b[8:]), Resolve: binary.NativeEndian.Uint64(b[16:])}
+	if how.Flags&openCreates != 0 && how.Mode&modeSetID != 0 {
+		path, _ := c.path(spec.path)
+		s.refuseSetID(c, access.OpCreate, path, uint32(how.Mode))
+		return
+	}
+	if how.Resolve == 0 && how.Flags&openWriteMask != 0 && how.Flags&unix.O_PATH == 0 {
+		// As openat: performed where the mediation watches, else below.
+		if s.open2Watched(c, spec, how) {
+			return
+		}
+	}
+	path, err := c.path(spec.path)
+	if err != nil {
+		c.answer(-1, unix.EFAULT)
+		return
+	}
+	start, err := c.start(spec.dirfd)
+	if err != nil {
+		c.answer(-1, errnoOf(err))
+		return
+	}
+	// The command's /proc/self is not wrun's: no magic link is followed.
+	h := unix.OpenHow{Flags: how.Flags | unix.O_CLOEXEC | unix.O_NOCTTY, Mode: how.Mode, Resolve: how.Resolve | unix.RESOLVE_NO_MAGICLINKS}
+	umask := 0
+	if how.Flags&openCreates != 0 {
+		umask = c.umask()
+	}
+	var fd int
+	var oerr error
+	c.performed = true
+	if err := s.asCmd.do(func() {
+		withUmask(umask, func() { fd, oerr = unix.Openat2(start, path, &h) })
+	}); err != nil {
+		c.answer(-1, unix.EPERM)
+		return
+	}
+	if oerr != nil {
+		c.answer(-1, errnoOf(oerr))
+		return
+	}
+	c.hold(fd)
+	c.installFD(fd, how.Flags&unix.O_CLOEXEC != 0)
+}
+
+// open2Watched performs an openat2 without resolve flags that writes, as
+// openWith does an openat, when its directory is one the mediation
+// watches; it reports false, having done nothing, otherwise.
+func (s *supervisor) open2Watched(c *notice, spec callSpec, how unix.OpenHow) bool {
+	path, err := c.path(spec.path)
+	if err != nil {
+		return false
+	}
+	start, err := c.start(spec.dirfd)
+	if err != nil {
+		return false
+	}
+	follow := how.Flags&unix.O_NOFOLLOW == 0 && how.Flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
+	e, err := resolveEntry(start, path, follow)
+	if err != nil {
+		return false
+	}
+	watched := s.trees.has(e.dirID)
+	e.close()
+	if !watched {
+		return false
+	}
+	s.openWith(c, spec, how.Flags, uint32(how.Mode)&0o7777, true)
+	return true
+}
+
+// refuseSetID refuses a setuid or setgid file: it would run as its owner
+// or group for any user after the run.
+func (s *supervisor) refuseSetID(c *notice, op, path string, mode uint32) {
+	c.answer(-1, unix.EPERM)
+	s.record(c, op, path, "mode "+octal(mode), access.RightSetID)
+}
+
+func octal(m uint32) string {
+	const digits = "01234567"
+	b := []byte{'0'}
+	for shift := 9; shift >= 0; shift -= 3 {
+		b = append(b, digits[(m>>uint(shift))&7])
+	}
+	return strings.TrimLeft(string(b[1:]), "0")
+}
+
+// make handles mkdir, mknod and symlink.
+func (s *supervisor) make(c *notice, spec callSpec) {
+	args := c.args()
+	path, err := c.path(spec.path)
+	if err != nil {
+		c.continueCall()
+		return
+	}
+	var target string
+	if spec.op == opSymlink {
+		if target, err = c.mem.readString(args[spec.target], unix.PathMax); err != nil {
+			c.continueCall()
+			return
+		}
+	}
+	var mode uint32
+	if spec.mode >= 0 {
+		mode = uint32(args[spec.mode])
+	}
+	start, err := c.start(spec.dirfd)
+	if err != nil {
+		c.continueCall()
+		return
+	}
+	e, err := resolveEntry(start, path, false)
+	if err != nil {
+		c.continueCall()
+		return
+	}
+	c.hold(e.dir)
+	var op access.Op
+	switch spec.op {
+	case opMkdir:
+		op = access.Op{Kind: access.OpMkdir, Path: e.path()}
+	case opMknod:
+		op = access.Op{Kind: access.OpMknod, Path: e.path(), Rights: mknodRight(mode)}
+		if mode&unix.S_IFMT == unix.S_IFREG || mode&unix.S_IFMT == 0 {
+			op = access.Op{Kind: access.OpCreate, Path: e.path(), Rights: policy.WriteFile}
+		}
+	case opSymlink:
+		op = access.Op{Kind: access.OpSymlink, Path: e.path()}
+	}
+	if !s.trees.has(e.dirID) {
+		s.continueOrPredict(c, op, op.Kind)
+		return
+	}
+	s.structure.Lock()
+	defer s.structure.Unlock()
+	if _, exists, _ := e.stat(); exists {
+		c.answer(-1, unix.EEXIST)
+		return
+	}
+	if _, ok := s.guard.refuses(e, nil); ok {
+		s.refuseProtected(c, op.Kind, e.path(), policy.MakeReg)
+		return
+	}
+	if missing := s.exact.Check(op); len(missing) > 0 {
+		s.refuse(c, unix.EACCES, op.Kind, missing)
+		return
+	}
+	if spec.op == opMkdir && mode&unix.S_ISUID != 0 || spec.op == opMknod && mode&modeSetID != 0 {
+		s.refuseSetID(c, op.Kind, e.path(), mode)
+		return
+	}
+	umask := c.umask()
+	var perr error
+	if !s.perform(c, func() {
+		withUmask(umask, func() {
+			switch spec.op {
+			case opMkdir:
+				perr = unix.Mkdirat(e.dir, e.name, mode&0o7777)
+			case opMknod:
+				perr = unix.Mknodat(e.dir, e.name, mode, int(args[3]))
+			case opSymlink:
+				perr = unix.Symlinkat(target, e.dir, e.name)
+			}
+		})
+	}) {
+		return
+	}
+	if perr != nil {
+		c.answer(-1, errnoOf(perr))
+		return
+	}
+	if spec.op == opMkdir {
+		var st unix.Stat_t
+		if unix.Fstatat(e.dir, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && !s.trees.add(idOf(&st)) {
+			// Past the bound the directory stays, but the mediation no
+			// longer makes entries in it (they fail with EACCES).
+			s.record(c, op.Kind, e.path(), "", "mediation_bound")
+		}
+	}
+	c.answer(0, 0)
+}
+
+// remove handles unlink, unlinkat and rmdir.
+func (s *supervisor) remove(c *notice, spec callSpec) {
+	args := c.args()
+	path, err := c.path(spec.path)
+	if err != nil {
+		c.continueCall()
+		return
+	}
+	dir := spec.op == opRmdir
+	var atFlags uint64
+	if spec.atFlags >= 0 {
+		atFlags = uint64(uint32(args[spec.atFlags]))
+		dir = dir || atFlags&unix.AT_REMOVEDIR != 0
+	}
+	start, err := c.start(spec.dirfd)
+	if err != nil {
+		c.continueCall()
+		return
+	}
+	if s.dev.remove(c, start, path, dir) {
+		return
+	}
+	e, err := resolveEntry(start, path, false)
+	if err != nil {
+		c.continueCall()
+		return
+	}
+	c.hold(e.dir)
+	kind := access.OpUnlink
+	if dir {
+		kind = access.OpRmdir
+	}
+	op := access.Op{Kind: kind, Path: e.path(), Dir: dir}
+	if !s.trees.has(e.dirID) {
+		s.continueOrPredict(c, op, kind)
+		return
+	}
+	s.structure.Lock()
+	defer s.structure.Unlock()
+	st, exists, _ := e.stat()
+	if !exists {
+		c.answer(-1, unix.ENOENT)
+		return
+	}
+	if _, ok := s.guard.refuses(e, &st); ok {
+		right := policy.RemoveFile
+		if dir {
+			right = policy.RemoveDir
+		}
+		s.refuseProtected(c, kind, e.path(), right)
+		return
+	}
+	if missing := s.exact.Check(op); len(missing) > 0 {
+		s.refuse(c, unix.EACCES, kind, missing)
+		return
+	}
+	flags := 0
+	if dir {
+		flags = unix.AT_REMOVEDIR
+	}
+	var perr error
+	if !s.perform(c, func() { perr = unix.Unlinkat(e.dir, e.name, flags) }) {
+		return
+	}
+	if perr != nil {
+		c.answer(-1, errnoOf(perr))
+		return
+	}
+	if dir {
+		s.trees.remove(idOf(&st))
+	}
+	c.answer(0, 0)
+}
+
+// rename handles rename, renameat and renameat2.
+func (s *supervisor) rename(c *notice, spec callSpec) {
+	args := c.args()
+	var flags uint
+	if spec.flags >= 0 {
+		flags = uint(uint32(args[spec.flags]))
+	}
+	src, dst, ok := s.twoEntries(c, spec, false)
+	if !ok {
+		return
+	}
+	sst, sok, _ := src.stat()
+	var op access.Op
+	if sok {
+		_, dok, _ := dst.stat()
+		op = access.Op{Kind: access.OpRename, Path: src.path(), Dest: dst.path(), Dir: sst.Mode&unix.S_IFMT == unix.S_IFDIR,
+			Replace: dok, Rights: statRight(sst.Mode)}
+	}
+	if s.dev.moves(c, src, dst) {
+		return
+	}
+	if !s.trees.has(src.dirID) && !s.trees.has(dst.dirID) {
+		s.continueOrPredict(c, op, access.OpRename)
+		return
+	}
+	s.structure.Lock()
+	defer s.structure.Unlock()
+	sst, sok, _ = src.stat()
+	if !sok {
+		c.answer(-1, unix.ENOENT)
+		return
+	}
+	dst2, dok, _ := dst.stat()
+	var dstp *unix.Stat_t
+	if dok {
+		dstp = &dst2
+	}
+	if _, refused := s.guard.refuses(src, &sst); refused {
+		s.refuseProtected(c, access.OpRename, src.path(), policy.RemoveFile)
+		return
+	}
+	if _, refused := s.guard.refuses(dst, dstp); refused {
+		s.refuseProtected(c, access.OpRename, dst.path(), policy.MakeReg)
+		return
+	}
+	op = access.Op{Kind: access.OpRename, Path: src.path(), Dest: dst.path(), Dir: sst.Mode&unix.S_IFMT == unix.S_IFDIR,
+		Replace: dok, Rights: statRight(sst.Mode)}
+	missing := s.exact.Check(op)
+	if flags&unix.RENAME_EXCHANGE != 0 && dok {
+		missing = append(missing, s.exact.Check(access.Op{Kind: access.OpRename, Path: dst.path(), Dest: src.path(),
+			Dir: dst2.Mode&unix.S_IFMT == unix.S_IFDIR, Replace: true, Rights: statRight(dst2.Mode)})...)
+	}
+	if len(missing) > 0 {
+		errno := unix.EACCES
+		for _, m := range missing {
+			if m.Cause.Kind == access.CauseGain {
+				errno = unix.EXDEV
+			}
+		}
+		s.refuse(c, errno, access.OpRename, missing)
+		return
+	}
+	var perr error
+	if !s.perform(c, func() { perr = unix.Renameat2(src.dir, src.name, dst.dir, dst.name, flags) }) {
+		return
+	}
+	if perr != nil {
+		c.answer(-1, errnoOf(perr))
+		return
+	}
+	if dok && dst2.Mode&unix.S_IFMT == unix.S_IFDIR && flags&unix.RENAME_EXCHANGE == 0 {
+		s.trees.remove(idOf(&dst2))
+	}
+	c.answer(0, 0)
+}
+
+// twoEntries resolves the two paths of a rename or link; followFirst
+// follows a symbolic link at the first (linkat's AT_SYMLINK_FOLLOW). On
+// failure it has let the call continue.
+func (s *supervisor) twoEntries(c *notice, spec callSpec, followFirst bool) (entry, entry, bool) {
+	p1, err1 := c.path(spec.path)
+	p2, err2 := c.path(spec.path2)
+	if err1 != nil || err2 != nil {
+		c.continueCall()
+		return entry{}, entry{}, false
+	}
+	s1, err1 := c.start(spec.dirfd)
+	s2, err2 := c.start(spec.dirfd2)
+	if err1 != nil || err2 != nil {
+		c.continueCall()
+		return entry{}, entry{}, false
+	}
+	src, err := resolveEntry(s1, p1, followFirst)
+	if err != nil {
+		c.continueCall()
+		return entry{}, entry{}, false
+	}
+	c.hold(src.dir)
+	dst, err := resolveEntry(s2, p2, false)
+	if err != nil {
+		c.continueCall()
+		return entry{}, entry{}, false
+	}
+	c.hold(dst.dir)
+	return src, dst, true
+}
+
+// link handles link and linkat.
+func (s *supervisor) link(c *notice, spec callSpec) {
+	args := c.args()
+	var atFlags uint64
+	if spec.atFlags >= 0 {
+		atFlags = uint64(uint32(args[spec.atFlags]))
+	}
+	if atFlags&unix.AT_EMPTY_PATH != 0 {
+		// The source is a descriptor: only a file made with O_TMPFILE can
+		// be given a name without a capability; the kernel decides.
+		c.continueCall()
+		return
+	}
+	src, dst, ok := s.twoEntries(c, spec, atFlags&unix.AT_SYMLINK_FOLLOW != 0)
+	if !ok {
+		return
+	}
+	if s.dev.links(c, src, dst) {
+		return
+	}
+	sst, sok, _ := src.stat()
+	op := access.Op{Kind: access.OpLink, Path: src.path(), Dest: dst.path(), Rights: statRight(sst.Mode)}
+	if !s.trees.has(dst.dirID) {
+		if !sok {
+			op = access.Op{}
+		}
+		s.continueOrPredict(c, op, access.OpLink)
+		return
+	}
+	s.structure.Lock()
+	defer s.structure.Unlock()
+	if sst, sok, _ = src.stat(); !sok {
+		c.answer(-1, unix.ENOENT)
+		return
+	}
+	if sst.Mode&unix.S_IFMT == unix.S_IFDIR {
+		c.answer(-1, unix.EPERM)
+		return
+	}
+	if _, exists, _ := dst.stat(); exists {
+		c.answer(-1, unix.EEXIST)
+		return
+	}
+	if _, refused := s.guard.refuses(src, &sst); refused {
+		s.refuseProtected(c, access.OpLink, src.path(), policy.MakeReg)
+		return
+	}
+	if _, refused := s.guard.refuses(dst, nil); refused {
+		s.refuseProtected(c, access.OpLink, dst.path(), policy.MakeReg)
+		return
+	}
+	if missing := s.exact.Check(op); len(missing) > 0 {
+		errno := unix.EACCES
+		for _, m := range missing {
+			if m.Cause.Kind == access.CauseGain {
+				errno = unix.EXDEV
+			}
+		}
+		s.refuse(c, errno, access.OpLink, missing)
+		return
+	}
+	var perr error
+	if !s.perform(c, func() { perr = unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0) }) {
+		return
+	}
+	if perr != nil {
+		c.answer(-1, errnoOf(perr))
+		return
+	}
+	c.answer(0, 0)
+}
+
+// truncate handles truncate(2).
+func (s *supervisor) truncate(c *notice, spec callSpec) {
+	args := c.args()
+	must := s.pl.attr.handledFS&llTruncate == 0
+	path, err := c.path(spec.path)
+	if err != nil {
+		s.failOrContinue(c, must, unix.EFAULT)
+		return
+	}
+	start, err := c.start(-1)
+	if err != nil {
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	e, err := resolveEntry(start, path, true)
+	if err != nil {
+		if errors.Is(err, errNotPlain) {
+			err = unix.EPERM
+		}
+		s.failOrContinue(c, must, errnoOf(err))
+		return
+	}
+	c.hold(e.dir)
+	op := access.Op{Kind: access.OpTrunc, Path: e.path()}
+	if !must && !s.trees.has(e.dirID) {
+		s.continueOrPredict(c, op, access.OpTrunc)
+		return
+	}
+	st, exists, _ := e.stat()
+	if !exists {
+		c.answer(-1, unix.ENOENT)
+		return
+	}
+	if _, ok := s.guard.refuses(e, &st); ok {
+		s.refuseProtected(c, access.OpTrunc, e.path(), policy.Truncate)
+		return
+	}
+	if missing := s.exact.Check(op); len(missing) > 0 {
+		s.refuse(c, unix.EACCES, access.OpTrunc, missing)
+		return
+	}
+	length := int64(args[spec.length])
+	var perr error
+	if !s.perform(c, func() {
+		fd, err := unix.Openat(e.dir, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			perr = err
+			return
+		}
+		defer unix.Close(fd)
+		var now unix.Stat_t
+		if err := unix.Fstat(fd, &now); err != nil || idOf(&now) != idOf(&st) {
+			perr = unix.EAGAIN
+			return
+		}
+		perr = unix.Truncate(selfFD(fd), length)
+	}) {
+		return
+	}
+	if perr != nil {
+		c.answer(-1, errnoOf(perr))
+		return
+	}
+	c.answer(0, 0)
+}
