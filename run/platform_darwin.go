@@ -3,7 +3,6 @@
 package run
 
 import (
-
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/sandbox/darwin"
