@@ -79,15 +79,10 @@ const (
 	// directory's setgid bit, which only passes its group on, is made.)
 	RightSetID = "set_id"
 	// RightSendCredentials is sending SCM_CREDENTIALS on a UNIX socket
-	// where wrun mediates them (Landlock ABI < 9): the hands process
-	// sends for the caller, and the kernel accepts only the sender's own
-	// pid. desktop=on (no mediation) or a kernel with ABI 9 lifts it.
+	// where wrun mediates them (Landlock ABI < 9): wrun sends for the
+	// caller, and the kernel accepts only the sender's own pid.
+	// desktop=on (no mediation) or a kernel with ABI 9 lifts it.
 	RightSendCredentials = "send_credentials"
-	// RightOpenat2 is calling openat2(2), answered ENOSYS under every
-	// grant: its flags and mode sit in memory a seccomp filter cannot
-	// read (a file could be created with setid bits); callers fall back to
-	// openat.
-	RightOpenat2 = "openat2"
 	// RightBindAbstract is binding a chosen abstract UNIX name: outside
 	// clients look for well-known ones there (X11), so a sandbox may not
 	// claim one (autobind is allowed).

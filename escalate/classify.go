@@ -68,14 +68,18 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "unix-socket", "")
 	case RightConnectAbstract:
 		return a.finish(f, "abstract-socket", "")
+	case RightBindAbstract:
+		return a.finish(f, "abstract-bind", "")
 	case RightSignal:
 		return a.finish(f, "signal-scope", "")
 	case RightSetID:
 		return a.finish(f, "setid-file", "")
 	case RightSendCredentials:
 		return a.finish(f, "unix-credentials-mediated", "")
-	case RightOpenat2:
-		return a.finish(f, "openat2-unchecked", "")
+	case RightPriority:
+		return a.finish(f, "priority-scope", "")
+	case RightTerminal:
+		return a.finish(f, "terminal-scope", "")
 	case RightGitPush:
 		return a.finish(f, "git-push", "")
 	}

@@ -132,13 +132,8 @@ func byLikelihood(ds, reported []sandbox.Denial) []sandbox.Denial {
 //     (.package-cache, .package-cache-mutate, .global-cache): cargo opens
 //     them on every start and goes on without them when they are refused.
 //     What cargo really needs from its home (the registry, git checkouts)
-//     is refused under its own paths, and asked for;
-//   - openat2, answered ENOSYS under every grant (callers fall back to
-//     openat).
+//     is refused under its own paths, and asked for.
 func (a *Analyzer) Expected(d sandbox.Denial) bool {
-	if d.Right == RightOpenat2 {
-		return true // callers fall back to openat; no grant changes it
-	}
 	if d.Path == "" || ParseRights(d.Right)&writeRights == 0 && d.Right != RightMetadata {
 		return false
 	}

@@ -45,10 +45,12 @@ const (
 	RightSocketUnix      = access.RightSocketUnix
 	RightConnectUnix     = access.RightConnectUnix
 	RightConnectAbstract = access.RightConnectAbstract
+	RightBindAbstract    = access.RightBindAbstract
 	RightSignal          = access.RightSignal
 	RightMetadata        = access.RightMetadata
 	RightSetID           = access.RightSetID
-	RightOpenat2         = access.RightOpenat2
+	RightPriority        = access.RightPriority
+	RightTerminal        = access.RightTerminal
 	RightSendCredentials = access.RightSendCredentials
 )
 

@@ -84,8 +84,12 @@ func verb(op, right string) string {
 		return "set the setuid or setgid bit on"
 	case RightSendCredentials:
 		return "send"
-	case RightOpenat2:
-		return "open with openat2"
+	case RightPriority:
+		return "change the priority or limits of"
+	case RightTerminal:
+		return "open the terminal"
+	case RightBindAbstract:
+		return "bind the abstract name"
 	case RightGitPush:
 		return "git push to"
 	}
