@@ -18,7 +18,6 @@ import (
 
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
-	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/verify"
@@ -27,6 +26,11 @@ import (
 // Summary is what a run did: wrun --json writes it as one object on stderr
 // at exit.
 type Summary struct {
+	// Linger, set under KeepBackground where the sandbox mediates the
+	// command's calls, serves what the command left in the background
+	// (sandbox.Result.Linger): the caller calls it once it has reported
+	// the run; it returns when the last of those processes has ended.
+	Linger func() `json:"-"`
 	// Grant is the grant the command ran under, in canonical form.
 	Grant string `json:"grant"`
 	// Sandbox names the enforcement (Platform.Name).
@@ -249,6 +253,7 @@ func Run(cfg Config) (Summary, error) {
 		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling)
 		rs := Summary{Sandbox: pl.Name(), Grant: st.grant.String()}
 		fillSummary(&rs, retry)
+		sum.Linger = both(sum.Linger, rs.Linger)
 		sum.Retry = &rs
 		if retry.err != nil {
 			rs.ExitCode, rs.Error = retry.code, retry.err.Error()
@@ -456,6 +461,18 @@ func fillSummary(sum *Summary, out outcome) {
 		}
 	}
 	sum.DenialsDropped = out.res.DenialsDropped
+	sum.Linger = both(sum.Linger, out.res.Linger)
+}
+
+// both is a then b, either of which may be nil.
+func both(a, b func()) func() {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func() { a(); b() }
 }
 
 // attempt runs the command once under grant g: a private temp dir, the
@@ -489,8 +506,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		return failed(ExitFailed, err)
 	}
 	out.p = p
-	_, nested := envlist.Lookup(h.Env, escalate.EnvGrant)
-	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve || nested, KillAfter: cfg.KillAfter})
+	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve, KillAfter: cfg.KillAfter})
 	if err != nil {
 		return failed(ExitFailed, err)
 	}

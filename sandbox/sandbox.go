@@ -16,10 +16,9 @@ type Options struct {
 	// KeepBackground leaves processes the command started in the
 	// background running after it exits.
 	KeepBackground bool
-	// NoObserve switches off the exact denial observer (seccomp user
-	// notification); denials are then only inferred from output. A wrun
-	// inside another sets it: the kernel allows one observer per process,
-	// and the enclosing wrun's observer is watching.
+	// NoObserve switches off the exact record of denials: the mediation
+	// still holds the grant, but wrun neither predicts nor records what
+	// the kernel refuses; denials are then only inferred from output.
 	NoObserve bool
 	// KillAfter is the grace a command gets after wrun forwards it a
 	// SIGTERM, SIGINT or SIGHUP: then everything in the sandbox is killed
@@ -42,14 +41,15 @@ type Gap struct {
 type UnenforceableError struct{ Gaps []Gap }
 
 func (e *UnenforceableError) Error() string {
-	var parts []string
+	var b strings.Builder
+	b.WriteString("this kernel cannot enforce the grant:")
 	for _, g := range e.Gaps {
 		if g.Essential {
-			parts = append(parts, fmt.Sprintf("%s needs %s (%s)", g.What, g.Need, g.Consequence))
+			fmt.Fprintf(&b, "\n  - %s\n    needs %s\n    (%s)", g.What, g.Need, g.Consequence)
 		}
 	}
-	return "this kernel cannot enforce the grant: " + strings.Join(parts, "; ") +
-		"; pass --best-effort to run anyway, degraded"
+	b.WriteString("\n  pass --best-effort to run anyway, degraded ('wrun doctor' shows what this machine holds)")
+	return b.String()
 }
 
 // Report says how a policy is enforced on this machine.
@@ -128,6 +128,12 @@ type Result struct {
 	// Observed is set when the exact observer ran (a nested wrun's does
 	// not: the enclosing one observes).
 	Observed bool
+	// Linger, set under KeepBackground where the sandbox mediates the
+	// command's calls, keeps serving the processes the command left:
+	// call it once the run is reported. It detaches wrun from the run's
+	// standard streams and returns when the last of them has ended;
+	// until then their calls go on being checked.
+	Linger func() `json:"-"`
 }
 
 // Denial is one refused operation, as observed.

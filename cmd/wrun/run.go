@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,13 @@ type runFlags struct {
 // runCommand runs argv with run.Run and says what happened: human lines on
 // stderr as the run goes, or with --json one summary object at exit.
 func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stderr *os.File) error {
+	if needsKeeper(rf) {
+		return runFront(rf, stdin, stdout, stderr)
+	}
+	keep, err := openKeeper()
+	if err != nil {
+		return err
+	}
 	// The escalation file is ready before the command starts: its
 	// directory resolved and held open, a stale request removed, and a
 	// path that cannot be written refused while nothing has run yet.
@@ -153,7 +161,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		// The summary alone on its own descriptor; stderr keeps the
 		// human lines.
 		if err != nil {
-			fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
+			fmt.Fprintln(stderr, "wrun:", errText(err))
 		}
 		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
 		writeJSON(f, sum)
@@ -164,9 +172,14 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		fmt.Fprintln(stderr)
 		writeJSON(stderr, sum)
 	case err != nil:
-		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
+		fmt.Fprintln(stderr, "wrun:", errText(err))
 	}
-	if code := sum.Status(); code != 0 {
+	code := sum.Status()
+	keep.send(code)
+	if sum.Linger != nil {
+		sum.Linger()
+	}
+	if code != 0 {
 		return &exitError{code}
 	}
 	return nil
@@ -327,4 +340,19 @@ func writeDecision(w io.Writer, req *escalate.Request, d *run.DecisionSummary) {
 	for _, r := range d.Routes {
 		fmt.Fprintf(w, "wrun: approved route: %s\n", quote.Line(r))
 	}
+}
+
+// errText is err safe to print: one line, except that the list of what
+// the kernel cannot enforce (wrun's own words, nothing the child chose)
+// keeps a line per item.
+func errText(err error) string {
+	var ue *sandbox.UnenforceableError
+	if !errors.As(err, &ue) {
+		return quote.Line(err.Error())
+	}
+	lines := strings.Split(ue.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = quote.Line(l)
+	}
+	return strings.Join(lines, "\n")
 }

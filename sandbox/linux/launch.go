@@ -174,24 +174,24 @@ wait:
 		res.Killed = killLeftovers(pgid)
 	}
 	if sup != nil {
-		// From here on a call of anything left (--keep-background) fails
-		// with ENOSYS: nothing of the command can change what the checks
-		// below hold.
 		var faults int
-		res.Denials, faults = sup.stop()
+		if pl.Options.KeepBackground {
+			// What the command left goes on being mediated (by the
+			// keeper: cmd/wrun) until the last of it ends.
+			res.Denials, faults = sup.snapshot()
+			res.Linger = func() { linger(sup) }
+		} else {
+			// Nothing is left; a call still waiting fails with ENOSYS.
+			res.Denials, faults = sup.stop()
+			sup.dev.cleanup() // as a private /dev/shm would go: not said
+		}
 		res.DenialsDropped = sup.dropped()
-		res.Observed = true
+		res.Observed = !pl.Options.NoObserve
 		if faults > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("wrun could not decode %d call(s) of the command; each failed with EPERM", faults))
 		}
 		if sup.failed > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d call(s) wrun performs for the command failed with EPERM: no thread could be prepared to make them", sup.failed))
-		}
-		if pl.Options.KeepBackground {
-			res.Warnings = append(res.Warnings, "processes kept in the background have no mediation once wrun exits: every call it made for them (creates beside protected paths, chmod and the other metadata calls, UNIX socket connects) now fails with ENOSYS")
-		}
-		for _, p := range sup.dev.cleanup() {
-			res.Swept = append(res.Swept, p)
 		}
 	}
 	if aud != nil {
@@ -217,6 +217,30 @@ wait:
 		}
 	}
 	return res, nil
+}
+
+// linger serves what a --keep-background run left: its standard streams
+// become /dev/null (whoever reads the run's output sees it end), it reaps
+// every process that ends (wrun is their subreaper) until none is left,
+// then stops the mediation.
+func linger(sup *supervisor) {
+	if null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+		for fd := 0; fd <= 2; fd++ {
+			_ = unix.Dup3(null, fd, 0)
+		}
+		unix.Close(null)
+	}
+	for {
+		_, err := unix.Wait4(-1, nil, unix.WALL, nil)
+		if err == unix.ECHILD {
+			break
+		}
+		if err != nil && err != unix.EINTR {
+			break
+		}
+	}
+	sup.stop()
+	sup.dev.cleanup()
 }
 
 type startResult struct {

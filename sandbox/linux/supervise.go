@@ -220,6 +220,13 @@ func (s *supervisor) stop() ([]sandbox.Denial, int) {
 	return slices.Clone(s.log.Denials()), s.faults
 }
 
+// snapshot is what stop returns, with the mediation still running.
+func (s *supervisor) snapshot() ([]sandbox.Denial, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log.Denials()), s.faults
+}
+
 // dropped is how many denials the supervisor counted beyond its bounds.
 func (s *supervisor) dropped() int {
 	s.mu.Lock()
@@ -227,8 +234,12 @@ func (s *supervisor) dropped() int {
 	return s.log.Dropped()
 }
 
-// record records a denial, or counts a repeat of one.
+// record records a denial, or counts a repeat of one (nothing with
+// --observe off).
 func (s *supervisor) record(c *notice, op, path, addr, right string) {
+	if s.pl.Options.NoObserve {
+		return
+	}
 	prog := c.program()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,6 +280,9 @@ type notice struct {
 	tid int
 	// tgid is the caller's process.
 	tgid int
+	// prog is its argv[0] once read (program): read before the call is
+	// answered, while the caller is sure to exist.
+	prog string
 	mem  childMemory
 	// held are descriptors of wrun's to close when the call is done.
 	held []int
@@ -372,6 +386,9 @@ func (c *notice) answer(val int64, errno unix.Errno) {
 	if c.answered {
 		return
 	}
+	if errno == unix.EACCES || errno == unix.EPERM || errno == unix.EXDEV {
+		c.program() // a denial's program, read while the caller waits
+	}
 	c.answered = true
 	r := seccompNotifResp{ID: c.n.ID, Val: val}
 	if errno != 0 {
@@ -431,14 +448,19 @@ func (c *notice) installFD(fd int, cloexec bool) {
 
 // program names the caller, for a denial.
 func (c *notice) program() string {
+	if c.prog != "" {
+		return c.prog
+	}
+	c.prog = "?"
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(c.tid) + "/cmdline")
 	if err != nil || len(b) == 0 {
-		return "?"
+		return c.prog
 	}
 	if i := indexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
-	return string(b)
+	c.prog = string(b)
+	return c.prog
 }
 
 // args are the call's arguments.
