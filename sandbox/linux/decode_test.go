@@ -140,3 +140,28 @@ func FuzzProcFDPath(f *testing.F) {
 		}
 	})
 }
+
+func TestProcFile(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want string
+	}{
+		{"/proc/self/oom_score_adj", "/proc/42/oom_score_adj"},
+		{"/proc/thread-self/comm", "/proc/42/task/43/comm"},
+		{"/proc/self/attr/current", "/proc/42/attr/current"},
+		{"/proc/self/fd/1", ""},
+		{"/proc/self/cwd/x", ""},
+		{"/proc/self/root/etc/passwd", ""},
+		{"/proc/self/exe", ""},
+		{"/proc/self/task/43/comm", ""},
+		{"/proc/self/../1/environ", ""},
+		{"/proc/self/x/../../1/mem", ""},
+		{"/proc/42/oom_score_adj", ""},
+		{"/dev/stdout", ""},
+	} {
+		got, ok := procFile(c.path, 42, 43)
+		if ok != (c.want != "") || got != c.want {
+			t.Errorf("procFile(%q) = %q, %v; want %q", c.path, got, ok, c.want)
+		}
+	}
+}

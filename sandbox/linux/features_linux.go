@@ -58,7 +58,8 @@ func Probe() Features {
 	f.PidfdThread = probePidfdThread()
 	f.PidfdGetfd = probePidfdGetfd()
 	f.Root = os.Geteuid() == 0
-	f.ProcMem = f.Root && hasCap(unix.CAP_SYS_PTRACE) || yamaScope() < 2
+	f.Yama = yamaScope()
+	f.ProcMem = f.Root && hasCap(unix.CAP_SYS_PTRACE) || f.Yama < 2
 	if f.Nested && os.Getenv("WRUN_SANDBOX") != "" {
 		f.Outer = OuterWrun
 	}

@@ -53,6 +53,8 @@ type Features struct {
 	// ProcMem: wrun may read the command's memory through /proc/PID/mem
 	// (ptrace access: Yama's ptrace_scope below 2, or CAP_SYS_PTRACE).
 	ProcMem bool `json:"proc_mem"`
+	// Yama is Yama's kernel.yama.ptrace_scope (0 without Yama).
+	Yama int `json:"yama_ptrace_scope"`
 	// Nested: the seccomp listener is taken (EBUSY: the kernel allows one
 	// per filter chain): wrun runs inside another wrun (Outer), or under
 	// another supervisor holding one.
@@ -96,6 +98,15 @@ func (f Features) landlock() landlockKernel {
 func (f Features) mediates() bool {
 	return f.Seccomp && f.UserNotif && f.AddFD && f.ProcMem && !f.Nested
 }
+
+// Mediates reports whether wrun mediates the command's calls on machine
+// f: creates beside protected paths, metadata, signals.
+func Mediates(f Features) bool { return f.mediates() }
+
+// MediatesSockets reports whether wrun performs the command's socket
+// calls on machine f (below Landlock ABI 9 it then confines UNIX
+// sockets by what the sandbox bound; otherwise it refuses them).
+func MediatesSockets(f Features) bool { return f.Seccomp && f.takesSockets() }
 
 // takesSockets reports whether the mediation can perform socket calls:
 // they act on the command's own socket, which only pidfd_getfd can take
@@ -157,6 +168,14 @@ func Simulate(f Features, abi, sim string) (Features, error) {
 		f.Simulated = append(f.Simulated, "without "+simulations[i].what)
 	}
 	return f, nil
+}
+
+// AsUser is what a wrun run by an unprivileged user on the same machine
+// finds: no root, and ptrace access to its children only as Yama allows.
+func (f Features) AsUser() Features {
+	f.Root = false
+	f.ProcMem = f.Yama < 2
+	return f
 }
 
 // Name names the machine's row of the support matrix: "root, Landlock ABI

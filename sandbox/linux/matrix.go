@@ -196,8 +196,12 @@ func holdOf(f Features, key string, g grant.Grant, n Need) Cell {
 			return Cell{By: by, Note: "no PID namespace: processes can outlive a wrun killed with SIGKILL, but every call the mediation receives then fails with ENOSYS, so they can only write files they hold open"}
 		case f.Seccomp && outer:
 			return Cell{By: []string{mechOuter}, Note: "what outlives this wrun stays in the enclosing sandbox, whose checks run after it"}
+		case f.Seccomp:
+			// Nothing is mediated, so nothing depends on wrun: what
+			// outlives it keeps the Landlock domain and filter it had.
+			return Cell{By: []string{mechSeccomp, mechLandlock}, Note: "nothing is mediated: what outlives wrun keeps its Landlock domain and seccomp filter"}
 		}
-		return Cell{Refused: needMediation}
+		return Cell{Refused: "seccomp"}
 	case "shell.ipc":
 		if f.Seccomp {
 			return Cell{By: []string{mechSeccomp}, Note: "SysV IPC and POSIX message queues are refused"}
@@ -245,6 +249,10 @@ func Holds(f Features, g grant.Grant, n Need) []Hold {
 	}
 	return out
 }
+
+// Refusals lists what f cannot hold of g: empty when wrun runs g there in
+// full.
+func Refusals(f Features, g grant.Grant, n Need) []Hold { return refused(Holds(f, g, n)) }
 
 // refused lists the protections of hs nothing holds.
 func refused(hs []Hold) []Hold {

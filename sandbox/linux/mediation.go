@@ -68,8 +68,11 @@ func (s *supervisor) refuseProtected(c *notice, op, path string, right policy.Ac
 // decides).
 func (s *supervisor) continueOrPredict(c *notice, op access.Op, name string) {
 	var missing []access.Missing
-	if op.Kind != "" {
+	if op.Kind != "" && !s.pl.Options.NoObserve {
 		missing = s.kernel.Check(op)
+	}
+	if len(missing) > 0 {
+		c.program()
 	}
 	c.continueCall()
 	s.recordMissing(c, name, missing)
@@ -140,6 +143,12 @@ func (s *supervisor) openWith(c *notice, spec callSpec, flags uint64, mode uint3
 	e, err := resolveEntry(start, path, follow)
 	if err != nil {
 		if errors.Is(err, errNotPlain) {
+			if p, ok := procFile(path, c.tgid, c.tid); ok && !must {
+				// A file of /proc, named through self: predicted as the
+				// child's own.
+				s.continueOrPredict(c, access.Op{Kind: access.OpOpen, Path: p, Rights: openRights(flags)}, access.OpOpen)
+				return
+			}
 			err = unix.EPERM
 		}
 		s.failOrContinue(c, must, errnoOf(err))
@@ -624,13 +633,7 @@ func (s *supervisor) rename(c *notice, spec callSpec) {
 			Dir: dst2.Mode&unix.S_IFMT == unix.S_IFDIR, Replace: true, Rights: statRight(dst2.Mode)})...)
 	}
 	if len(missing) > 0 {
-		errno := unix.EACCES
-		for _, m := range missing {
-			if m.Cause.Kind == access.CauseGain {
-				errno = unix.EXDEV
-			}
-		}
-		s.refuse(c, errno, access.OpRename, missing)
+		s.refuse(c, moveErrno(missing), access.OpRename, missing)
 		return
 	}
 	var perr error
@@ -645,6 +648,19 @@ func (s *supervisor) rename(c *notice, spec callSpec) {
 		s.trees.remove(idOf(&dst2))
 	}
 	c.answer(0, 0)
+}
+
+// moveErrno is the errno Landlock answers a refused rename or link with:
+// EXDEV where refer is what is missing (across directories, or a move
+// that would gain rights), so that tools fall back to a copy; EACCES for
+// any other right.
+func moveErrno(missing []access.Missing) unix.Errno {
+	for _, m := range missing {
+		if m.Access&^policy.Refer != 0 && m.Cause.Kind != access.CauseGain {
+			return unix.EACCES
+		}
+	}
+	return unix.EXDEV
 }
 
 // twoEntries resolves the two paths of a rename or link; followFirst
@@ -730,13 +746,7 @@ func (s *supervisor) link(c *notice, spec callSpec) {
 		return
 	}
 	if missing := s.exact.Check(op); len(missing) > 0 {
-		errno := unix.EACCES
-		for _, m := range missing {
-			if m.Cause.Kind == access.CauseGain {
-				errno = unix.EXDEV
-			}
-		}
-		s.refuse(c, errno, access.OpLink, missing)
+		s.refuse(c, moveErrno(missing), access.OpLink, missing)
 		return
 	}
 	var perr error

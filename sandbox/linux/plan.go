@@ -103,7 +103,7 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	// background outlive wrun, and with it the listener: every call the
 	// filter sends it would then fail with ENOSYS (which is what keeps
 	// them from changing what the checks after the run hold).
-	pl.mediate = f.mediates() && !o.NoObserve
+	pl.mediate = f.mediates()
 	pl.seccomp = seccompSpec{
 		DenyInet: !p.Network.Allow,
 		Mediate:  pl.mediate,
@@ -180,10 +180,8 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 }
 
 // mediationMissing says why f gives no mediation.
-func mediationMissing(f Features, o sandbox.Options) string {
+func mediationMissing(f Features, _ sandbox.Options) string {
 	switch {
-	case o.NoObserve:
-		return "switched off"
 	case f.Nested && f.Outer == OuterWrun:
 		return "inside another wrun, which holds the seccomp listener: the kernel allows one"
 	case f.Nested:

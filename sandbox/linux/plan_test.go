@@ -131,14 +131,14 @@ func TestNewPlanGaps(t *testing.T) {
 		{"ABI 5", full(5), nil},
 		{"ABI 6", full(6), nil},
 		{"ABI 7", full(7), nil},
-		{"ABI 7 without the mediation", noMed(7), []string{"files.metadata", "files.create", "shell.wrun"}},
-		{"ABI 5 without the mediation", noMed(5), []string{"files.metadata", "files.create", "shell.signals", "shell.wrun"}},
-		{"ABI 2 without the mediation", noMed(2), []string{"files.truncate", "files.metadata", "files.create", "shell.signals", "shell.wrun"}},
+		{"ABI 7 without the mediation", noMed(7), []string{"files.metadata", "files.create"}},
+		{"ABI 5 without the mediation", noMed(5), []string{"files.metadata", "files.create", "shell.signals"}},
+		{"ABI 2 without the mediation", noMed(2), []string{"files.truncate", "files.metadata", "files.create", "shell.signals"}},
 		{"ABI 7 without seccomp", Features{LandlockABI: 7, LandlockErrata: errataFixed}, []string{"files.metadata", "files.create", "shell.priority", "shell.processes", "shell.wrun", "shell.ipc", "network.off", "desktop.unix", "desktop.abstract"}},
 		{"ABI 7, erratum 2 unfixed, without the mediation", func() Features { f := noMed(7); f.LandlockErrata = errataFixed &^ 0b10; return f }(),
-			[]string{"files.metadata", "files.create", "shell.signals", "shell.wrun"}},
+			[]string{"files.metadata", "files.create", "shell.signals"}},
 		{"ABI 7 inside another wrun", func() Features { f := full(7); f.Nested, f.Outer = true, OuterWrun; return f }(), []string{"files.create"}},
-		{"ABI 7 under another supervisor", func() Features { f := full(7); f.Nested, f.Outer = true, OuterOther; return f }(), []string{"files.metadata", "files.create", "shell.wrun"}},
+		{"ABI 7 under another supervisor", func() Features { f := full(7); f.Nested, f.Outer = true, OuterOther; return f }(), []string{"files.metadata", "files.create"}},
 	}
 	ws := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {

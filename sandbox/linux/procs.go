@@ -324,19 +324,34 @@ func (s *supervisor) queueSignal(c *notice, tgid, tid, sig int, infoPtr uint64) 
 	s.sendOn(c, pidfd, sig, &info)
 }
 
-// pidfdSignal handles pidfd_send_signal: the process the caller's pidfd
-// names.
+// pidfdSignal handles pidfd_send_signal, at every Landlock ABI: the
+// process the caller's descriptor names (a pidfd, or a /proc/PID
+// directory, which may be a thread of wrun's own) is checked, and the
+// signal sent on wrun's copy of the descriptor.
 func (s *supervisor) pidfdSignal(c *notice) {
 	args := c.args()
 	fd, err := c.takeFD(int(int32(args[0])))
 	if err != nil {
-		c.answer(-1, unix.EBADF)
+		if s.feat.PidfdGetfd {
+			c.answer(-1, unix.EBADF)
+		} else {
+			c.answer(-1, unix.EPERM) // the descriptor cannot be taken here
+		}
 		return
 	}
 	pid := pidfdPid(fd)
 	if pid <= 0 {
-		c.answer(-1, unix.ESRCH)
+		c.answer(-1, unix.EBADF)
 		return
+	}
+	if tg := tgidOf(pid); tg != pid {
+		// A thread's own pidfd, or /proc/TID of one: the thread's process
+		// answers for it.
+		if tg <= 0 {
+			c.answer(-1, unix.ESRCH)
+			return
+		}
+		pid = tg
 	}
 	sig := int(int32(args[1]))
 	if pid == c.tgid {
@@ -359,8 +374,16 @@ func (s *supervisor) pidfdSignal(c *notice) {
 	s.sendOn(c, fd, sig, info)
 }
 
-// pidfdPid reads the process a pidfd of wrun's names (its fdinfo).
+// pidfdPid reads the process a pidfd of wrun's names (its fdinfo), or
+// the one a /proc/PID directory is of.
 func pidfdPid(fd int) int {
+	if p, err := fdPath(fd); err == nil {
+		if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+			if n, err := strconv.Atoi(rest); err == nil {
+				return n
+			}
+		}
+	}
 	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
 	if err != nil {
 		return -1

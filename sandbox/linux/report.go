@@ -23,7 +23,7 @@ func (pl *Plan) Report() sandbox.Report {
 		Gaps:         pl.Gaps,
 		Notes:        pl.Notes,
 		Degraded:     pl.Degraded,
-		Observer:     pl.mediate,
+		Observer:     pl.mediate && !pl.Options.NoObserve,
 		Mediated:     pl.mediate,
 		UnixConfined: k.rights().FS&llResolveUnix != 0,
 		NetworkIPC:   pl.unixLine(k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp, pl.mediate)),

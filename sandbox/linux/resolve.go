@@ -98,6 +98,15 @@ func resolveFrom(start int, path string, follow bool, links int) (entry, error) 
 	if err != nil {
 		return entry{dir: -1}, err
 	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(dir, &fs) != nil || fs.Type == unix.PROC_SUPER_MAGIC {
+		// /proc: what its names mean depends on who resolves them
+		// (/proc/self is wrun here, and its fd/N wrun's descriptors),
+		// and nothing there is the mediation's to make. Left to the
+		// kernel, before a link there is followed.
+		unix.Close(dir)
+		return entry{dir: -1}, errNotPlain
+	}
 	var st unix.Stat_t
 	err = unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK && (follow || mustDir) {
@@ -233,4 +242,30 @@ func procFDPath(path string, pid, tgid int) (int, bool) {
 		return -1, false
 	}
 	return n, true
+}
+
+// procFile is the path of a file of /proc that path names through
+// /proc/self or /proc/thread-self (the caller's process tgid, thread
+// tid), for the kernel model to predict; false for any other path, and
+// for one through a magic link (fd/, cwd, root, exe, map_files/, ns/),
+// which names whatever it leads to.
+func procFile(path string, tgid, tid int) (string, bool) {
+	var rest, base string
+	switch {
+	case strings.HasPrefix(path, "/proc/self/"):
+		rest, base = strings.TrimPrefix(path, "/proc/self/"), "/proc/"+strconv.Itoa(tgid)+"/"
+	case strings.HasPrefix(path, "/proc/thread-self/"):
+		rest, base = strings.TrimPrefix(path, "/proc/thread-self/"), "/proc/"+strconv.Itoa(tgid)+"/task/"+strconv.Itoa(tid)+"/"
+	default:
+		return "", false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	switch first {
+	case "", ".", "..", "fd", "cwd", "root", "exe", "map_files", "ns", "task":
+		return "", false
+	}
+	if tgid <= 0 || strings.Contains(rest, "/..") || strings.Contains(rest, "//") {
+		return "", false
+	}
+	return base + rest, true
 }

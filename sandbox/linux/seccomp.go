@@ -295,13 +295,17 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	rules[unix.SYS_IOPRIO_SET] = prio(1, 2)
 
 	// Signals. The thread the command is forked from shares its Landlock
-	// domain, so the signal scope lets the command signal it: the calls
-	// that name it (or wrun's process, for the thread-directed ones) are
-	// refused by number. Where signals are not scoped (Signals) every
-	// signal to another process goes to wrun, which sends it after
-	// checking its target; the null signal (existence) and SIGURG
-	// (ignored by default; the Go runtime preempts its own threads with
-	// it, often) pass.
+	// domain, so the signal scope lets the command signal it, and a
+	// signal to a thread's number (kill, rt_sigqueueinfo) is checked
+	// against that thread but delivered to its whole process: the calls
+	// that name it by number (or wrun's process, for the thread-directed
+	// ones) are refused. pidfd_send_signal names its target by a
+	// descriptor, which may be /proc/TID of that thread: with the
+	// mediation wrun sends it, after checking the target; without it, it
+	// is refused. Where signals are not scoped (Signals) every signal to
+	// another process goes to wrun, which sends it after checking its
+	// target; the null signal (existence) and SIGURG (ignored by default;
+	// the Go runtime preempts its own threads with it, often) pass.
 	self, launch := uint32(s.Self), uint32(s.Launch)
 	quiet := []uint32{0, uint32(unix.SIGURG)}
 	threadSignal := func(target uint32, sigArg int) rule {
@@ -319,14 +323,17 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	}
 	rules[unix.SYS_TKILL] = threadSignal(launch, 1)
 	rules[unix.SYS_TGKILL] = threadSignal(self, 2)
+	rules[unix.SYS_RT_SIGQUEUEINFO] = argIn(0, []uint32{launch}, retEPERM, retAllow)
 	if s.Signals {
-		rules[unix.SYS_KILL] = argIn(1, []uint32{0}, retAllow, retNotify)
-		rules[unix.SYS_RT_SIGQUEUEINFO] = ret(retNotify)
+		rules[unix.SYS_KILL] = newAsm().arg(0).eq(launch, "deny").arg(1).eq(0, "allow").ret(retNotify).
+			at("deny").ret(retEPERM).at("allow").ret(retAllow).rule()
+		rules[unix.SYS_RT_SIGQUEUEINFO] = argIn(0, []uint32{launch}, retEPERM, retNotify)
 		rules[unix.SYS_RT_TGSIGQUEUEINFO] = argIn(0, []uint32{self}, retEPERM, retNotify)
-		rules[unix.SYS_PIDFD_SEND_SIGNAL] = ret(retNotify)
 	} else {
+		rules[unix.SYS_KILL] = argIn(0, []uint32{launch}, retEPERM, retAllow)
 		rules[unix.SYS_RT_TGSIGQUEUEINFO] = argIn(0, []uint32{self}, retEPERM, retAllow)
 	}
+	rules[unix.SYS_PIDFD_SEND_SIGNAL] = ret(notify(retEPERM))
 	rules[unix.SYS_PIDFD_OPEN] = argIn(0, []uint32{launch, self}, retEPERM, retAllow)
 	// fcntl: an owner for I/O signals. F_SETOWN_EX can name a thread (the
 	// launch thread) in memory the filter cannot read: refused. Where
