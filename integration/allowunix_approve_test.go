@@ -3,18 +3,10 @@
 package integration
 
 import (
-	"bufio"
-	"bytes"
-	"io"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
 )
@@ -25,8 +17,8 @@ import (
 // (desktop=off), approvable within one that has desktop=on, and then the
 // retry connects. The control connects bare.
 func TestApprovedAllowUnix(t *testing.T) {
-	if !viaStage() || bins.features.LandlockABI >= 9 {
-		t.Skip("the hands mediate UNIX sockets (and name the refused one) through the stage below Landlock ABI 9")
+	if !mediated(modeRoot) {
+		t.Skip("wrun names the refused socket where it mediates UNIX sockets: below Landlock ABI 9, with seccomp user notification")
 	}
 	ws := workspace(t)
 	sock := filepath.Join(workspace(t), "outside.sock")
@@ -93,118 +85,15 @@ func findAlt(req *escalate.Request, id string) *escalate.Alternative {
 	return nil
 }
 
-// TestHandsDeathIsReported: the hands starts at the first mediated call in
-// a Landlock domain beside the command's (below the abstract-socket
-// scope), or before the command with the command in a layer nested in its
-// domain; from ABI 6 the signal scope keeps the command from killing the
-// hands, below ABI 6 it can (same user). Either way a hands that is gone fails every mediated call with
-// EPERM, and wrun says so after the run rather than leaving the failures
-// silent: here the test kills the hands from outside while the command
-// waits. The control binds and connects with the hands alive, and no
-// warning is printed.
-func TestHandsDeathIsReported(t *testing.T) {
-	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
-		t.Skip("the hands exist where UNIX sockets are mediated: through the stage, below Landlock ABI 9, with seccomp user notification")
-	}
-	ws := workspace(t)
-	const warning = "the hands process"
-	self := bins.probe + ` unix-self "$TMPDIR"`
-	// The first call starts the hands (in a directory of its own: the
-	// call binds a fixed name).
-	first := `mkdir "$TMPDIR/first" && ` + bins.probe + ` unix-self "$TMPDIR/first"`
-	kill := `for p in /proc/[0-9]*; do if tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^wrun:stage2 hands'; then echo found; kill -9 ${p#/proc/} 2>/dev/null && echo killed; fi; done; sleep 0.2; `
-	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", first+"; "+kill+self)
-	if !strings.Contains(r.stdout, "found") {
-		t.Fatalf("the child found no hands process:\n%s", r)
-	}
-	// The ABI wrun runs at (the matrix lowers it with WRUN_LANDLOCK_ABI).
-	if abi := matrixFeatures(runOpts{}).LandlockABI; abi >= 6 {
-		// The signal scope: the kill is refused, and the call still works.
-		if strings.Contains(r.stdout, "killed") || r.code != 0 || strings.Contains(r.stderr, warning) {
-			t.Fatalf("at Landlock ABI %d the command killed the hands, or its call failed:\n%s", abi, r)
-		}
-	} else if !strings.Contains(r.stdout, "killed") || !strings.Contains(r.stdout, "EPERM") || !strings.Contains(r.stderr, warning) {
-		t.Fatalf("below ABI 6 the command kills the hands: want the call refused and a warning naming the hands:\n%s", r)
-	}
-
-	// The hands killed from outside while the command waits on its
-	// stdin: it first starts the hands with a call, then prints its PID
-	// namespace, which names its hands.
-	wait := first + ` >/dev/null; readlink /proc/self/ns/pid; read x; `
-	cmd := exec.Command(bins.wrun, "--grant", "verify", "--", "sh", "-c", wait+self)
-	cmd.Dir = ws
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	out := bufio.NewReader(stdout)
-	ns, err := out.ReadString('\n')
-	if err != nil {
-		t.Fatalf("the command printed no PID namespace: %v\n%s", err, errb.String())
-	}
-	ns = strings.TrimSpace(ns)
-	// The hands may still be starting (the call was queued for it while
-	// it started): look for it a while.
-	killed := 0
-	for try := 0; killed == 0 && try < 200; try++ {
-		if try > 0 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		procs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, p := range procs {
-			cmdline, _ := os.ReadFile(p + "/cmdline")
-			if !strings.HasPrefix(string(cmdline), "wrun:stage2\x00hands\x00") {
-				continue
-			}
-			if l, err := os.Readlink(p + "/ns/pid"); err != nil || l != ns {
-				continue
-			}
-			pid, _ := strconv.Atoi(filepath.Base(p))
-			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
-				killed++
-			}
-		}
-	}
-	stdin.Close()
-	rest, _ := io.ReadAll(out)
-	werr := cmd.Wait()
-	r = result{stdout: ns + "\n" + string(rest), stderr: errb.String()}
-	if werr != nil {
-		r.code = cmd.ProcessState.ExitCode()
-	}
-	if killed != 1 {
-		t.Fatalf("found %d hands processes of the run (namespace %s) to kill, want 1:\n%s", killed, ns, r)
-	}
-	if !strings.Contains(r.stdout, "EPERM") || !strings.Contains(r.stderr, warning) || !strings.Contains(r.stderr, "failed with EPERM") {
-		t.Errorf("after the hands died, want the call refused and a warning naming the hands:\n%s", r)
-	}
-
-	// The control: the same call with the hands alive.
-	r = wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", self)
-	if r.code != 0 || strings.Contains(r.stderr, warning) {
-		t.Fatalf("control: a UNIX socket of the sandbox's own with the hands alive:\n%s", r)
-	}
-}
-
 // TestSCMCredentialsUnderMediation: SCM_CREDENTIALS cannot pass through
-// the mediation (the hands sends for the caller, and the kernel accepts
+// the mediation (wrun sends for the caller, and the kernel accepts
 // only the sender's own pid): the send fails, and the refusal is a denial
 // of its own (send_credentials) offering desktop=on, under which nothing
 // is mediated and the credentials arrive as sent. The control sends them
 // bare.
 func TestSCMCredentialsUnderMediation(t *testing.T) {
-	if !viaStage() || bins.features.LandlockABI >= 9 || !bins.features.UserNotif {
-		t.Skip("UNIX sockets are mediated through the stage, below Landlock ABI 9, with seccomp user notification")
+	if !mediated(modeRoot) {
+		t.Skip("UNIX sockets are mediated below Landlock ABI 9, with seccomp user notification")
 	}
 	ws := workspace(t)
 	if got := bare(t, runOpts{dir: ws}, "scm-creds"); got != "ok" {

@@ -12,18 +12,18 @@ import (
 // child can write (its workspace, under the write grant). The child
 // replaces that path with a symbolic link to another socket outside the
 // sandbox, which --allow-unix does not name, and connects to it, through
-// the link and by its own path. The hands must compare the socket it
-// connects to with the allowed path as it was named, not with wherever a
+// the link and by its own path. wrun must compare the socket it connects
+// to with the allowed path as it was named, not with wherever a
 // link the child planted there leads. Controls: without wrun the act
 // reaches the other socket; under wrun the allowed socket itself (a real
 // one, bound outside) stays reachable.
 func TestEscapeAllowUnixPlantedLink(t *testing.T) {
 	requireABI(t, 1)
-	for _, m := range []escapeMode{modeRoot, modeUserNS} {
+	for _, m := range []escapeMode{modeRoot, modeUser} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			if !mediated(m) {
-				t.Skip("UNIX sockets are not mediated here (no stage, no seccomp user notification, or Landlock ABI 9)")
+				t.Skip("UNIX sockets are not mediated here (no seccomp user notification or pidfd_getfd, or Landlock ABI 9)")
 			}
 			escapeAttempt(t)
 			ws := modeDir(t, m)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -112,149 +111,90 @@ func deniedAt(req *escalate.Request, right, where string) (escalate.DeniedAct, b
 	return escalate.DeniedAct{}, false
 }
 
-// Through the stage (root here): Landlock's own denials are confirmed by
-// its records, a write the read-only view refuses first is the
-// observer's alone, and a process outside the sandbox is not even
-// visible, so no signal is refused and none reported.
-func TestAuditRecordsConfirmAndExtendDenials(t *testing.T) {
+// Landlock's own denials are confirmed by its records: the write outside
+// the scope (which the mediation let continue, predicting its denial),
+// the symbolic link verify keeps out of git's refs, the read of a hidden
+// path (which nothing but the records reports exactly) and the signal to
+// a process outside the sandbox. As root, and as a user given
+// CAP_AUDIT_CONTROL and CAP_AUDIT_READ to read the audit status and
+// records.
+func TestAuditRecordsConfirmDenials(t *testing.T) {
 	withAudit(t)
 	requireTool(t, "git")
-	if !viaStage() {
-		t.Skip("the stage needs namespaces; TestAuditRecordsOfLandlockWithoutNamespaces covers the carved path")
-	}
-	ws := workspace(t)
-	newRepo(t, ws)
-	home := workspace(t)
-	key := filepath.Join(home, ".ssh", "id_test")
-	mustWrite(t, key, "secret\n")
-	// verify keeps .git/refs/tags writable (bound read-write in the view)
-	// for what git fetch makes there: files and directories, no symbolic
-	// link. Landlock alone refuses the link.
-	tags := filepath.Join(ws, ".git", "refs", "tags")
-	if err := os.MkdirAll(tags, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(tags, "planted")
-	outside := filepath.Join(workspace(t), "out.txt")
-	// A process outside the sandbox to signal.
-	target := exec.Command("sleep", "30")
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
-	pid := strconv.Itoa(target.Process.Pid)
-	// It fails (exit 3), so that its denials are asked for: a run that
-	// succeeded asks for nothing.
-	script := fmt.Sprintf("cat %s; ln -s x %s; echo x > %s; kill -0 %s && echo signalled; exit 3", key, link, outside, pid)
-	env := runOpts{dir: ws, env: []string{"HOME=" + home}}
-
-	// Controls: each act succeeds without wrun.
-	if r := run(t, env, "sh", "-c", script); r.code != 3 || r.stdout != "secret\nsignalled\n" || !exists(outside) || !exists(link) {
-		t.Fatalf("control without wrun: %s", r)
-	}
-	os.Remove(outside)
-	os.Remove(link)
-
-	_, req, r := runJSON(t, env, "--grant", "verify", "--", "sh", "-c", script)
-	if req == nil {
-		t.Fatalf("no request: %s", r)
-	}
-	if r.stdout != "" || exists(outside) || exists(link) {
-		t.Fatalf("an act went through: %s", r)
-	}
-	// Landlock's refusal: the observer's prediction, confirmed by the
-	// kernel's record.
-	if d, _ := deniedAt(req, "make_sym", link); d.Evidence != escalate.EvidenceExact || !d.Confirmed {
-		t.Errorf("symlink denial %+v: want exact and confirmed on %s", d, link)
-	}
-	// What the observer does not watch. The home here holds no readable
-	// place, so the stage masks it (an empty mount of mode 000) rather
-	// than carving it out of the Landlock rules: the refusal is the
-	// mask's, of which the kernel keeps no record, and wrun infers it
-	// from cat's message, still as a hidden path's denial. (A carved
-	// hidden path's refusal is Landlock's, confirmed by its record.)
-	if d, _ := deniedAt(req, "read_file", key); d.WithheldBy.Field != escalate.FieldHidden ||
-		!(d.Evidence == escalate.EvidenceExact && d.Confirmed && d.Program == "cat" || d.Evidence == escalate.EvidenceInferred && !d.Confirmed) {
-		t.Errorf("read denial %+v: want hidden, on %s, and either exact, confirmed, by cat (carved) or inferred (masked)", d, key)
-	}
-	// The read-only view refused this one before Landlock saw it: the
-	// observer's exact prediction, which no Landlock record confirms.
-	if d, ok := deniedAt(req, "make_reg", outside); !ok || d.Evidence != escalate.EvidenceExact || d.Confirmed {
-		t.Errorf("create denial outside %+v: want exact and not confirmed (no Landlock record) on %s", d, outside)
-	}
-	if !strings.Contains(r.stderr, "No such process") {
-		t.Errorf("kill did not fail with ESRCH: %s", r)
-	}
-	for _, d := range req.Denials {
-		if d.Right == "signal" {
-			t.Errorf("a signal denial was reported for a process the sandbox cannot see: %+v", d)
-		}
-	}
-
-	// With the observer (and so the audit reader) off, the kernel still
-	// refuses, and nothing is confirmed: wrun only reads records.
-	_, req, _ = runJSON(t, env, "--observe=off", "--grant", "verify", "--", "sh", "-c", script)
-	if exists(outside) || exists(link) {
-		t.Fatal("with --observe=off a write went through")
-	}
-	if req != nil {
-		for _, d := range req.Denials {
-			if d.Confirmed || d.Evidence == escalate.EvidenceExact {
-				t.Errorf("--observe=off reported %+v as exact or confirmed", d)
-			}
-		}
-	}
-}
-
-// Without namespaces (an unprivileged wrun, WRUN_NO_USERNS=1, given
-// CAP_AUDIT_CONTROL and CAP_AUDIT_READ to read the audit status and
-// records) Landlock refuses the write outside
-// the scope and the signal to a process outside the sandbox, and its
-// records confirm both.
-func TestAuditRecordsOfLandlockWithoutNamespaces(t *testing.T) {
-	withAudit(t)
-	modeCarved.usable(t)
 	requireABI(t, 6)
 	const capAuditControl, capAuditRead = 30, 37
-	ws := modeDir(t, modeCarved)
-	home := modeDir(t, modeCarved)
-	key := filepath.Join(home, ".ssh", "id_test")
-	mustWrite(t, key, "secret\n")
-	chownTree(t, home, int(nobody.Uid), int(nobody.Gid))
-	outside := filepath.Join(modeDir(t, modeCarved), "out.txt")
-	// A process outside the sandbox, of the same user.
-	target := exec.Command("sleep", "30")
-	target.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
-	pid := strconv.Itoa(target.Process.Pid)
-	// It fails (exit 3): a run that succeeded asks for nothing.
-	script := fmt.Sprintf("cat %s; echo x > %s; kill -0 %s && echo signalled; exit 3", key, outside, pid)
-	o := modeOpts(modeCarved, ws, "HOME="+home)
-	o.ambient = []uintptr{capAuditControl, capAuditRead}
+	for _, m := range []escapeMode{modeRoot, modeUser} {
+		t.Run(m.name, func(t *testing.T) {
+			ws := modeDir(t, m)
+			newRepo(t, ws)
+			home := modeDir(t, m)
+			key := filepath.Join(home, ".ssh", "id_test")
+			mustWrite(t, key, "secret\n")
+			tags := filepath.Join(ws, ".git", "refs", "tags")
+			if err := os.MkdirAll(tags, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if m.cred != nil {
+				chownTree(t, home, int(m.cred.Uid), int(m.cred.Gid))
+				chownTree(t, ws, int(m.cred.Uid), int(m.cred.Gid))
+			}
+			link := filepath.Join(tags, "planted")
+			outside := filepath.Join(modeDir(t, m), "out.txt")
+			// A process outside the sandbox, of the same user.
+			target := exec.Command("sleep", "30")
+			target.SysProcAttr = &syscall.SysProcAttr{Credential: m.cred}
+			if err := target.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { target.Process.Kill(); target.Wait() })
+			pid := strconv.Itoa(target.Process.Pid)
+			// It fails (exit 3), so that its denials are asked for: a run
+			// that succeeded asks for nothing.
+			script := fmt.Sprintf("cat %s; ln -s x %s; echo x > %s; kill -0 %s && echo signalled; exit 3", key, link, outside, pid)
+			o := modeOpts(m, ws, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1")
+			if m.cred != nil {
+				o.ambient = []uintptr{capAuditControl, capAuditRead}
+			}
+			if r := run(t, o, "sh", "-c", script); r.code != 3 || r.stdout != "secret\nsignalled\n" || !exists(outside) || !exists(link) {
+				t.Fatalf("control without wrun: %s", r)
+			}
+			os.Remove(outside)
+			os.Remove(link)
 
-	if r := run(t, o, "sh", "-c", script); r.code != 3 || r.stdout != "secret\nsignalled\n" || !exists(outside) {
-		t.Fatalf("control without wrun: %s", r)
-	}
-	os.Remove(outside)
+			_, req, r := runJSON(t, o, "--grant", "verify", "--", "sh", "-c", script)
+			if req == nil {
+				t.Fatalf("no request: %s", r)
+			}
+			if r.stdout != "" || exists(outside) || exists(link) {
+				t.Fatalf("an act went through: %s", r)
+			}
+			if d, _ := deniedAt(req, "make_sym", link); d.Evidence != escalate.EvidenceExact || !d.Confirmed {
+				t.Errorf("symlink denial %+v: want exact and confirmed on %s", d, link)
+			}
+			if d, _ := deniedAt(req, "make_reg", outside); d.Evidence != escalate.EvidenceExact || !d.Confirmed {
+				t.Errorf("create denial %+v: want exact and confirmed on %s", d, outside)
+			}
+			if d, _ := deniedAt(req, "read_file", key); d.Evidence != escalate.EvidenceExact || !d.Confirmed || d.Program != "cat" || d.WithheldBy.Field != escalate.FieldHidden {
+				t.Errorf("read denial %+v: want exact, confirmed, by cat, on %s, hidden", d, key)
+			}
+			if d, _ := deniedAt(req, "signal", "pid "+pid+" (sleep)"); d.WithheldBy.Field != escalate.FieldBoundary || !d.Confirmed {
+				t.Errorf("signal denial %+v: want pid %s (sleep), boundary, confirmed", d, pid)
+			}
 
-	_, req, r := runJSON(t, o, "--", "sh", "-c", script)
-	if req == nil {
-		t.Fatalf("no request: %s", r)
-	}
-	if r.stdout != "" || exists(outside) {
-		t.Fatalf("an act went through: %s", r)
-	}
-	if d, _ := deniedAt(req, "make_reg", outside); d.Evidence != escalate.EvidenceExact || !d.Confirmed {
-		t.Errorf("create denial %+v: want exact and confirmed on %s", d, outside)
-	}
-	if d, _ := deniedAt(req, "read_file", key); d.Evidence != escalate.EvidenceExact || !d.Confirmed || d.Program != "cat" || d.WithheldBy.Field != escalate.FieldHidden {
-		t.Errorf("read denial %+v: want exact, confirmed, by cat, on %s, hidden", d, key)
-	}
-	if d, _ := deniedAt(req, "signal", "pid "+pid+" (sleep)"); d.WithheldBy.Field != escalate.FieldBoundary || !d.Confirmed {
-		t.Errorf("signal denial %+v: want pid %s (sleep), boundary, confirmed", d, pid)
+			// With the record off, the kernel still refuses, and nothing is
+			// confirmed: wrun only reads records.
+			_, req, _ = runJSON(t, o, "--observe=off", "--grant", "verify", "--", "sh", "-c", script)
+			if exists(outside) || exists(link) {
+				t.Fatal("with --observe=off a write went through")
+			}
+			if req != nil {
+				for _, d := range req.Denials {
+					if d.Confirmed || d.Evidence == escalate.EvidenceExact {
+						t.Errorf("--observe=off reported %+v as exact or confirmed", d)
+					}
+				}
+			}
+		})
 	}
 }
 

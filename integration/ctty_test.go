@@ -25,7 +25,7 @@ import (
 // its line appears on the terminal.
 func TestEscapeControllingTerminal(t *testing.T) {
 	const script = `printf 'INJECTED\n' >/dev/tty && echo opened`
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			ws := modeDir(t, m)

@@ -163,12 +163,11 @@ func TestToolsDecisionMatchesTheGrant(t *testing.T) {
 }
 
 // TestEscapeAbstractSocketBelowScope: below Landlock ABI 6 nothing in the
-// kernel scopes abstract UNIX sockets, and with the network on the stage
-// has no network namespace of its own; the socket mediation then refuses
-// every connect to an abstract address, since the hands, which performs
-// the command's connects, is not scoped either. Simulated with
-// WRUN_LANDLOCK_ABI=5; the same at this kernel's own ABI as a second row
-// (Landlock's scope holds it there), with desktop=on as the control.
+// kernel scopes abstract UNIX sockets; wrun's socket mediation, which
+// makes the command's connects, reaches only abstract names the
+// sandbox's own sockets hold. Simulated with WRUN_LANDLOCK_ABI=5; the
+// same at this kernel's own ABI as a second row, with desktop=on as the
+// control.
 func TestEscapeAbstractSocketBelowScope(t *testing.T) {
 	if !bins.features.Seccomp {
 		t.Skip("needs seccomp user notification: the socket mediation")

@@ -215,8 +215,8 @@ func TestNestedCeilingForbidsTheWidening(t *testing.T) {
 	approver := `echo '{"decision": "approve"}'`
 	// The outer run's ceiling is inspect; the nested wrun inherits it.
 	r := wrun(t, runOpts{dir: ws}, "--grant", "inspect", "--ceiling", "inspect", "--",
-		// Inside another wrun the support matrix refuses every grant (no
-		// namespaces): the nested run is degraded.
+		// Inside another wrun the outer one mediates: a nested run may be
+		// refused what only its own mediation would hold (--best-effort).
 		bins.wrun, "--best-effort", "--json", "--on-denial=retry", "--retry-safe", "--approver", approver, "--", "sh", "-c", "echo x > "+outside)
 	var s summary
 	for _, l := range strings.Split(r.stderr, "\n") {

@@ -165,14 +165,14 @@ func TestEscapeProcessesAndIPC(t *testing.T) {
 	printedOK := func(r result) bool {
 		return strings.Contains(r.stdout, "made-userns") || strings.TrimSpace(r.stdout) == "ok"
 	}
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					escapeAttempt(t)
 					userns := strings.Contains(c.name, "user namespace")
-					if userns && (m.cred != nil || os.Geteuid() != 0) && !bins.features.UserNS {
+					if userns && !userNSWorks(m.cred) {
 						t.Skip("control needs unprivileged user namespaces")
 					}
 					ws := sharedWorkspace(t)
@@ -247,37 +247,51 @@ func TestEscapeCrashTheObserver(t *testing.T) {
 	}
 }
 
-// TestEscapeAbstractScopeKeepsOwn: the abstract-socket scope keeps the
-// command from abstract sockets outside its sandbox, not from its own.
-// The command's connect and addressed send are made by the hands, so
-// its domain must let the hands reach a socket the command created: a
-// listener the command binds, dialled by the command, echoes, and a
-// datagram it sends to its own bound socket arrives; in the same sandbox
-// a listener outside stays unreachable. Below ABI 6 (the matrix lowers
-// it with WRUN_LANDLOCK_ABI) only a grant without the network keeps the
-// command's own (a network namespace of the stage's holds them there; a
-// grant with the network refuses every abstract address:
-// TestEscapeAbstractSocketBelowScope). Control: the same probe without
+// TestEscapeAbstractScopeKeepsOwn: under desktop=off the command's own
+// abstract sockets work and outside ones stay out of reach. Where wrun
+// mediates UNIX sockets (Landlock ABI below 9, seccomp user notification
+// and pidfd_getfd) it makes the command's connects and addressed sends,
+// reaching only names the sandbox's sockets hold: an autobound listener
+// (the kernel picks the name) is reachable, and binding a chosen name is
+// refused, since outside clients look for well-known names (X11, D-Bus)
+// and would reach the sandbox's; desktop=on binds it. Where the kernel
+// holds it alone (the abstract scope), a chosen name binds. Either way a
+// listener outside stays unreachable. Control: the same probes without
 // wrun.
 func TestEscapeAbstractScopeKeepsOwn(t *testing.T) {
-	if !viaStage() || !bins.features.UserNotif {
-		t.Skip("needs the stage and seccomp user notification (the hands)")
+	if !bins.features.Seccomp {
+		t.Skip("needs seccomp")
 	}
-	grants := []string{"verify", "write", "verify,network=off"}
-	if matrixFeatures(runOpts{}).LandlockABI < 6 {
-		grants = []string{"verify,network=off", "write,network=off"}
+	med := mediated(modeRoot)
+	if !med && matrixFeatures(runOpts{}).LandlockABI < 9 {
+		t.Skip("without the mediation, and below Landlock ABI 9, desktop=off creates no UNIX socket (TestEscapeUnixSocketsOutside)")
 	}
 	ws := workspace(t)
 	name := "/wrun-test-own-abstract-" + strconv.Itoa(os.Getpid())
 	if got := bare(t, runOpts{dir: ws}, "abstract-self", name+"-bare"); got != "ok" {
 		t.Fatalf("control without wrun: %s", got)
 	}
+	if got := bare(t, runOpts{dir: ws}, "abstract-auto"); got != "ok" {
+		t.Fatalf("control without wrun: autobind: %s", got)
+	}
 	outside := "/wrun-test-outside-abstract-" + strconv.Itoa(os.Getpid())
 	accepted := unixListener(t, "@"+outside)
-	for i, g := range grants {
-		t.Run(g+"/own", func(t *testing.T) {
-			if got := probe(t, runOpts{dir: ws}, g, "abstract-self", name+"-"+strconv.Itoa(i)); got != "ok" {
-				t.Errorf("--grant %s: the command's own abstract socket: %s, want ok", g, got)
+	for i, g := range []string{"verify", "write", "verify,network=off"} {
+		t.Run(g+"/autobind", func(t *testing.T) {
+			if got := probe(t, runOpts{dir: ws}, g, "abstract-auto"); got != "ok" {
+				t.Errorf("--grant %s: the command's own autobound abstract socket: %s, want ok", g, got)
+			}
+		})
+		t.Run(g+"/chosen", func(t *testing.T) {
+			got := probe(t, runOpts{dir: ws}, g, "abstract-self", name+"-"+strconv.Itoa(i))
+			if med && !strings.HasPrefix(got, "err EACCES") {
+				t.Errorf("--grant %s: binding a chosen abstract name: %s, want EACCES", g, got)
+			}
+			if !med && got != "ok" {
+				t.Errorf("--grant %s: the command's own abstract socket under the kernel's scope: %s, want ok", g, got)
+			}
+			if got := probe(t, runOpts{dir: ws}, g+",desktop=on", "abstract-self", name+"-on-"+strconv.Itoa(i)); got != "ok" {
+				t.Errorf("--grant %s,desktop=on: a chosen abstract name: %s, want ok", g, got)
 			}
 		})
 		t.Run(g+"/outside", func(t *testing.T) {

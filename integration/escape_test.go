@@ -50,25 +50,25 @@ type escapeAct struct {
 	mayRefuse bool
 }
 
-// escapeMode is who runs wrun and how it protects git's files.
+// escapeMode is who runs wrun and what it finds on the machine.
 type escapeMode struct {
 	name string
 	// cred is the unprivileged user wrun runs as (nobody when the tests
 	// run as root; nil, the test's own user, when they do not).
 	cred *syscall.Credential
 	env  []string
-	// userNS: the mode needs unprivileged user namespaces.
-	userNS bool
 	// bestEffort: the support matrix refuses every grant in this mode
-	// (no namespaces); the refusal is asserted and the act then run
-	// with --best-effort, to test what the degraded mode holds.
+	// (no mediation); the refusal is asserted and the act then run with
+	// --best-effort, to test what the degraded mode holds.
 	bestEffort bool
 }
 
 var (
-	modeRoot   = escapeMode{name: "root, mount namespace"}
-	modeUserNS = escapeMode{name: "nobody, user namespace", cred: unprivileged, userNS: true}
-	modeCarved = escapeMode{name: "nobody, carved rules", cred: unprivileged, env: []string{"WRUN_NO_USERNS=1"}, bestEffort: true}
+	modeRoot = escapeMode{name: "root"}
+	modeUser = escapeMode{name: "nobody", cred: unprivileged}
+	// modeNoMed is a machine where wrun cannot mediate (no seccomp user
+	// notification, simulated): carved rules alone.
+	modeNoMed = escapeMode{name: "nobody, without the mediation", cred: unprivileged, env: []string{"WRUN_SIMULATE=no-user-notif"}, bestEffort: true}
 )
 
 // unprivileged is the user the unprivileged modes run wrun as: nobody
@@ -82,14 +82,8 @@ var unprivileged = func() *syscall.Credential {
 
 // usable skips the test when this machine cannot run wrun in mode m. (A
 // mode the support matrix refuses is not skipped here: wrun's helper
-// asserts the refusal.)
-func (m escapeMode) usable(t *testing.T) {
-	t.Helper()
-	if m.userNS && !bins.features.UserNS {
-		escapeSkipped(t, 1, m.name+": needs unprivileged user namespaces")
-		t.Skip("needs unprivileged user namespaces (this machine has none)")
-	}
-}
+// asserts the refusal.) Every mode is usable wherever wrun runs.
+func (m escapeMode) usable(t *testing.T) { t.Helper() }
 
 // escapeFixture builds the fixture once per test; acts run on copies.
 func escapeFixture(t *testing.T) string {
@@ -345,7 +339,7 @@ func gitFileActs(base string) []escapeAct {
 func TestEscapeGitFilesByLinksAndRenames(t *testing.T) {
 	requireABI(t, 3)
 	base := escapeFixture(t)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			runActs(t, base, m, gitFileActs(base))
@@ -353,11 +347,16 @@ func TestEscapeGitFilesByLinksAndRenames(t *testing.T) {
 	}
 }
 
-func TestEscapeUndoTheBindMountsFromANewNamespace(t *testing.T) {
+// TestEscapeProtectionFromANewNamespace: a new user and mount namespace
+// would give the command a view of its own in which to unmount or remap
+// what keeps git's files (there are no mounts to undo any more, but the
+// attempt stays: the seccomp filter refuses the namespaces, and Landlock
+// holds inside any namespace anyway).
+func TestEscapeProtectionFromANewNamespace(t *testing.T) {
 	requireABI(t, 3)
 	requireTool(t, "unshare", "umount")
 	modeRoot.usable(t)
-	if os.Geteuid() != 0 && !bins.features.UserNS {
+	if !userNSWorks(nil) {
 		// Both acts start with a user namespace: without one the control
 		// cannot show the effect (and wrun is refused here anyway).
 		escapeSkipped(t, 2, "control needs unprivileged user namespaces")
@@ -452,8 +451,8 @@ func TestEscapeThroughProc(t *testing.T) {
 	requireABI(t, 3)
 	modeRoot.usable(t)
 	base := escapeFixture(t)
-	// A process outside the sandbox: its root is the host's mount
-	// namespace, where .git/config is not a read-only bind mount.
+	// A process outside the sandbox: its /proc/PID/root and cwd lead to
+	// the files past the child's Landlock rules, if /proc let them.
 	outsider := exec.Command("sleep", "60")
 	if err := outsider.Start(); err != nil {
 		t.Fatal(err)
@@ -564,20 +563,16 @@ func TestEscapeThroughGit(t *testing.T) {
 			sh: "git fetch -q --update-head-ok . +side:main", effect: moved},
 		{name: "verify: git pack-refs rewrites packed-refs", grant: "verify",
 			sh: "git pack-refs --all", effect: appeared("ws/.git/packed-refs")},
-	}
-	if viaStage() {
-		acts = append(acts,
-			escapeAct{name: "write, HOME in the workspace: git config --global", grant: "write",
-				prep: prepHome, env: homeInWorkspace,
-				sh: "git config --global core.pager 'touch $F/pwned'",
-				effect: func(F string, r result) string {
-					return changedFile(F, "ws/home/.gitconfig", "[user]\n\tname = owner\n")
-				}},
-			escapeAct{name: "write, HOME in the workspace: append to ~/.bashrc", grant: "write",
-				prep: prepHome, env: homeInWorkspace,
-				sh:     "echo 'touch $F/pwned' >> $HOME/.bashrc",
-				effect: func(F string, r result) string { return changedFile(F, "ws/home/.bashrc", "# rc\n") }},
-		)
+		{name: "write, HOME in the workspace: git config --global", grant: "write",
+			prep: prepHome, env: homeInWorkspace,
+			sh: "git config --global core.pager 'touch $F/pwned'",
+			effect: func(F string, r result) string {
+				return changedFile(F, "ws/home/.gitconfig", "[user]\n\tname = owner\n")
+			}},
+		{name: "write, HOME in the workspace: append to ~/.bashrc", grant: "write",
+			prep: prepHome, env: homeInWorkspace,
+			sh:     "echo 'touch $F/pwned' >> $HOME/.bashrc",
+			effect: func(F string, r result) string { return changedFile(F, "ws/home/.bashrc", "# rc\n") }},
 	}
 	runActs(t, base, modeRoot, acts)
 
@@ -760,11 +755,10 @@ func TestEscapeSignalsToOutsideProcesses(t *testing.T) {
 // The escapes below were found succeeding by this suite, when wrun forked
 // every child from one of its own threads (the launch thread), which is in
 // the child's Landlock domain. Inspecting it (/proc/PPID/task/TID/environ,
-// mem, fd/*; pidfd_getfd) is refused (wrun is not dumpable). Through the
-// stage no thread of wrun shares the domain and wrun is in another PID
-// namespace; the thread launch remains only without namespaces
-// (modeCarved), where the child may still signal it (escape_reach_test.go)
-// and change metadata outside the write scope (noNamespaces). wrun's
+// mem, fd/*; pidfd_getfd) is refused (wrun is not dumpable). The thread
+// launch is the one launch path: the seccomp filter refuses every call
+// naming that thread or wrun's process by number, and the mediation or
+// Landlock's scope every signal outside (escape_reach_test.go). wrun's
 // private go cache is now reached without following symlinks.
 
 // launchThread is the shell loop over the threads of the child's parent:
@@ -789,7 +783,7 @@ func TestEscapeScrubbedEnvironmentThroughTheLaunchThread(t *testing.T) {
 		}}
 	write := act
 	write.name, write.grant = "read the parent's environ, write grant", "write"
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			runActs(t, base, m, []escapeAct{act, write})
@@ -811,7 +805,7 @@ func TestEscapeInheritedDescriptorsThroughTheLaunchThread(t *testing.T) {
 		{"a file outside, taken with pidfd_getfd",
 			`exec 3>&-; ` + launchThread + `$PROBE stealfd ${t##*/} 3; done; true`, false},
 	}
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			for _, a := range acts {
@@ -878,10 +872,9 @@ func TestEscapeChildKillsWrunToKeepAPlantedCommondir(t *testing.T) {
 	// The child plants .git/commondir (wrun removes it after the run: the
 	// sweep) pointing at a repository of its making whose config runs a
 	// command, then kills its parent's threads: on the thread launch path
-	// that is wrun, so no sweep. Through the stage the parent is the stage,
-	// PID 1 of the sandbox, which a signal from inside does not end; with
-	// carved rules (no namespaces) nothing new can be made directly in
-	// .git, so the plant fails.
+	// that is wrun, so no sweep. The signal is refused, and the plant is
+	// refused when it is made (wrun performs creates in .git, refusing
+	// commondir; with carved rules alone nothing new can be made in .git).
 	plant := `mkdir evil && cp -r .git/objects .git/refs evil/ && ` +
 		`printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch %s/pwned; false"\n' "$F" > evil/config && ` +
 		`echo ../evil > .git/commondir && echo "tmp=$TMPDIR" && ` +
@@ -904,7 +897,7 @@ func TestEscapeChildKillsWrunToKeepAPlantedCommondir(t *testing.T) {
 			}
 			return ".git/commondir survived the run"
 		}}
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			runActs(t, base, m, []escapeAct{act})
@@ -949,10 +942,10 @@ func TestEscapeMetadataWritesOutsideTheGrant(t *testing.T) {
 		{name: "write: chmod .git/hooks and .git/config world-writable", grant: "write",
 			sh: "chmod 0777 .git/hooks; chmod 0666 .git/config", effect: modeChanged(base, "ws/.git/hooks", "ws/.git/config")},
 	}
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
-			if noNamespaces(t, m, "files.metadata", len(acts)) {
+			if withoutMediation(t, m, "files.metadata", len(acts)) {
 				return
 			}
 			runActs(t, base, m, acts)

@@ -365,7 +365,7 @@ func TestSignalIsForwarded(t *testing.T) {
 
 // TestIgnoredSignalsStayIgnored: a caller that ignores SIGHUP (nohup) or
 // SIGINT (a shell's background job) passes that on to what it starts;
-// wrun must too, through the stage or not, for every grant. The control
+// wrun must too, for every grant. The control
 // is the same check bare.
 func TestIgnoredSignalsStayIgnored(t *testing.T) {
 	ws := workspace(t)
@@ -434,8 +434,7 @@ func TestBackgroundProcessesDieWithTheRun(t *testing.T) {
 		}
 	}
 
-	// --keep-background: the stage stays as their init, named
-	// wrun-sandbox; ending it ends them.
+	// --keep-background: they outlive wrun.
 	kept := []string{"sleep", uniqueArg()}
 	killOnCleanup(t, kept...)
 	r = wrun(t, runOpts{dir: ws}, "--keep-background", "--", "sh", "-c", strings.Join(kept, " ")+" </dev/null >/dev/null 2>&1 & sleep 0.2")
@@ -443,19 +442,8 @@ func TestBackgroundProcessesDieWithTheRun(t *testing.T) {
 	if r.code != 0 || len(pids) != 1 {
 		t.Fatalf("--keep-background: want the background process alive, found %v: %s", pids, r)
 	}
-	if !viaStage() {
-		return // no stage: the process is wrun's orphan
-	}
-	stage := parentOf(pids[0])
-	t.Cleanup(func() { syscall.Kill(stage, syscall.SIGKILL) })
-	if c := commOf(stage); c != "wrun-sandbox" {
-		t.Fatalf("--keep-background: the parent of the kept process is %d (%s), not the stage wrun-sandbox", stage, c)
-	}
-	if err := syscall.Kill(stage, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if left := waitGone(kept...); len(left) > 0 {
-		t.Errorf("--keep-background: killing the stage %d did not end %v", stage, left)
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGKILL)
 	}
 }
 
@@ -518,9 +506,8 @@ func TestSignalsStayInsideTheSandbox(t *testing.T) {
 			if got := bare(t, o, "kill0", pid); got != "ok" {
 				t.Fatalf("control: %s", got)
 			}
-			// Through the stage the process is in another PID namespace:
-			// not even there (ESRCH). Without namespaces, Landlock's signal
-			// scope refuses it (EPERM).
+			// Landlock's signal scope, or the mediation below it, refuses
+			// it.
 			if got := probe(t, o, "full", "kill0", pid); !strings.HasPrefix(got, "err "+h.signalErr) {
 				t.Errorf("signal to a process outside the sandbox: %s, want %s", got, h.signalErr)
 			}
@@ -687,29 +674,22 @@ func TestStdoutRedirectedToAFileStaysUsable(t *testing.T) {
 func TestBestEffortSaysDegraded(t *testing.T) {
 	requireABI(t, 6)
 	ws := workspace(t)
-	// Below ABI 6 the stage's PID namespace holds signals: the grant runs
-	// in full wherever wrun can make namespaces.
-	if viaStage() {
+	// Below ABI 6 wrun holds the signal scope by making the command's
+	// signals itself: the grant runs in full where it can mediate.
+	if matrixFeatures(runOpts{}).UserNotif {
 		r := wrun(t, runOpts{dir: ws, env: []string{"WRUN_LANDLOCK_ABI=5"}}, "--", "true")
 		if r.code != 0 || strings.Contains(r.stderr, "DEGRADED") {
-			t.Fatalf("ABI 5 with namespaces should run in full:\n%s", r)
+			t.Fatalf("ABI 5 with the mediation should run in full:\n%s", r)
 		}
 	}
-	// Without Landlock the stage's view holds the files (hidden paths
-	// masked): the grant runs in full where wrun makes namespaces; without
-	// them nothing hides the hidden paths, and the run is refused.
+	// Without it nothing holds the signal scope: refused, or DEGRADED.
+	r := wrun(t, runOpts{dir: ws, env: []string{"WRUN_LANDLOCK_ABI=5", "WRUN_SIMULATE=no-user-notif"}}, "--", "true")
+	if r.code != 125 || !strings.Contains(r.stderr, "--best-effort") {
+		t.Fatalf("ABI 5 without the mediation should refuse the grant:\n%s", r)
+	}
+	// Without Landlock nothing hides the hidden paths: the run is refused.
 	old := runOpts{dir: ws, env: []string{"WRUN_LANDLOCK_ABI=0"}}
-	if viaStage() {
-		r := run(t, old, bins.wrun, "--", "true")
-		if r.code != 0 || strings.Contains(r.stderr, "DEGRADED") {
-			t.Fatalf("ABI 0 with namespaces should run in full:\n%s", r)
-		}
-		old.env = append(old.env, "WRUN_NO_USERNS=1")
-		if os.Geteuid() == 0 {
-			return // root makes namespaces without user namespaces
-		}
-	}
-	r := run(t, old, bins.wrun, "--", "true")
+	r = run(t, old, bins.wrun, "--", "true")
 	if r.code != 125 || !strings.Contains(r.stderr, "no read of hidden paths") || !strings.Contains(r.stderr, "needs Landlock ABI 1 (Linux 5.13)") || !strings.Contains(r.stderr, "--best-effort") {
 		t.Fatalf("a kernel without Landlock or namespaces should refuse the grant:\n%s", r)
 	}

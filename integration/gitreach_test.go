@@ -130,7 +130,7 @@ func gitReachActs() []escapeAct {
 func TestGitProtectionReachesEveryRepository(t *testing.T) {
 	requireABI(t, 3)
 	base := reachFixture(t)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			runActs(t, base, m, gitReachActs())
@@ -235,7 +235,7 @@ func startupActs(base string) []escapeAct {
 func TestStartupFilesAreProtectedWhenHomeIsWritable(t *testing.T) {
 	requireABI(t, 3)
 	base := escapeFixture(t)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			runActs(t, base, m, startupActs(base))
@@ -249,7 +249,7 @@ func TestStartupFilesAreProtectedWhenHomeIsWritable(t *testing.T) {
 func TestKilledWrunIsCheckedByTheNextRun(t *testing.T) {
 	requireABI(t, 3)
 	base := escapeFixture(t)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			F := freshCopy(t, base, m)

@@ -30,12 +30,8 @@ func TestHostilePathIsQuotedOnTheTerminal(t *testing.T) {
 		t.Fatalf("want the quoted denial line:\n%s", r)
 	}
 	// The child's own stderr (sh's message) is its business; every line
-	// wrun writes is one line with nothing a terminal acts on. (The child's
-	// error is the read-only view's where wrun makes namespaces.)
+	// wrun writes is one line with nothing a terminal acts on.
 	childDenied := "Permission denied"
-	if viaStage() {
-		childDenied = "Read-only file system"
-	}
 	for _, line := range strings.Split(r.stderr, "\n") {
 		if strings.HasPrefix(line, "wrun:") && (strings.ContainsRune(line, 0x1b) || strings.ContainsRune(line, 0x202e)) {
 			t.Errorf("a wrun line carries a raw ESC or U+202E: %q", line)

@@ -147,8 +147,8 @@ func run(t *testing.T, o runOpts, argv ...string) result {
 }
 
 // wrun runs wrun with args in dir. Where the support matrix refuses the
-// run (the grant in this environment: the simulated Landlock ABI, user
-// namespaces, the user), it asserts that wrun refuses with exit 125 naming
+// run (the grant in this environment: the simulated Landlock ABI and
+// features, the user), it asserts that wrun refuses with exit 125 naming
 // each protection nothing holds, and then either skips the test ("refused
 // by the matrix: ...") or, with o.bestEffort, runs it with --best-effort.
 func wrun(t *testing.T, o runOpts, args ...string) result {
@@ -212,13 +212,13 @@ func grantOf(args []string) string {
 }
 
 // matrixFeatures is what wrun, started with o, finds on this machine: the
-// test process's probe, less CAP_SYS_ADMIN for another user, less user
-// namespaces with WRUN_NO_USERNS=1, with the Landlock ABI capped by
-// WRUN_LANDLOCK_ABI (o's variables override the test's own).
+// test process's probe, as another user for o.cred, with what
+// WRUN_LANDLOCK_ABI and WRUN_SIMULATE take away (o's variables override
+// the test's own).
 func matrixFeatures(o runOpts) linux.Features {
 	f := bins.features
 	if o.cred != nil && o.cred.Uid != 0 {
-		f.Root, f.MountNS = false, false
+		f = f.AsUser()
 	}
 	get := func(name string) string {
 		v := os.Getenv(name)
@@ -229,11 +229,8 @@ func matrixFeatures(o runOpts) linux.Features {
 		}
 		return v
 	}
-	if get("WRUN_NO_USERNS") == "1" {
-		f.UserNS = false
-	}
-	if n, err := strconv.Atoi(get("WRUN_LANDLOCK_ABI")); err == nil && n < f.LandlockABI {
-		f.LandlockABI = n
+	if s, err := linux.Simulate(f, get("WRUN_LANDLOCK_ABI"), get("WRUN_SIMULATE")); err == nil {
+		f = s
 	}
 	return f
 }
@@ -259,25 +256,24 @@ func matrixRefusals(o runOpts, args []string) (env string, refused, keys []strin
 	if err != nil {
 		return "", nil, nil
 	}
-	e := matrixFeatures(o).Env()
-	for _, r := range e.Refusals(g, linux.Need{}) {
-		refused = append(refused, r.Protection.What)
-		keys = append(keys, r.Protection.Key)
+	f := matrixFeatures(o)
+	for _, r := range linux.Refusals(f, g, linux.Need{}) {
+		refused = append(refused, r.What)
+		keys = append(keys, r.Key)
 	}
-	return e.Name(), refused, keys
+	return f.Name(), refused, keys
 }
 
 // degradable reports whether a run refused for keys may be tested
-// degraded (--best-effort): only where what is refused is what carved
-// rules are known to leave open, and which the acts that attempt it
-// assert as refusals (noNamespaces). Where more is refused (an older
-// kernel without namespaces), the degraded run would let acts through
-// that the matrix already says nothing holds: the refusal is all there is
-// to test.
+// degraded (--best-effort): only where what is refused is what the
+// mediation holds (a machine without it), and which the acts that attempt
+// it assert as refusals (withoutMediation). Where more is refused (no
+// Landlock), the degraded run would let acts through that the matrix
+// already says nothing holds: the refusal is all there is to test.
 func degradable(keys []string) bool {
 	for _, k := range keys {
 		switch k {
-		case "files.metadata", "shell.wrun", "files.create":
+		case "files.metadata", "shell.wrun", "files.create", "shell.signals", "files.truncate":
 		default:
 			return false
 		}
@@ -293,14 +289,14 @@ func refusedByMatrix(t *testing.T, m escapeMode, key string) bool {
 	t.Helper()
 	o := modeOpts(m, modeDir(t, m))
 	o.bestEffort = false
-	e := matrixFeatures(o).Env()
-	for _, r := range e.Refusals(grant.Grant{}, linux.Need{CreateBeside: true}) {
-		if r.Protection.Key != key {
+	f := matrixFeatures(o)
+	for _, r := range linux.Refusals(f, grant.Grant{}, linux.Need{CreateBeside: true}) {
+		if r.Key != key {
 			continue
 		}
 		res := run(t, o, bins.wrun, "--grant", "inspect", "--", "true")
-		checkRefused(t, res, e.Name(), []string{r.Protection.What})
-		t.Logf("refused by the matrix (%s): %s: %s", e.Name(), r.Protection.What, r.Why)
+		checkRefused(t, res, f.Name(), []string{r.What})
+		t.Logf("refused by the matrix (%s): %s: %s", f.Name(), r.What, r.Refused)
 		return true
 	}
 	return false
@@ -366,7 +362,9 @@ func workspace(t *testing.T) string {
 
 func gitCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
+	// The test's own git, outside the sandbox, on directories it may
+	// have handed to nobody.
+	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
@@ -379,20 +377,16 @@ func gitCmd(t *testing.T, dir string, args ...string) string {
 
 // holder is a way wrun holds the grant on this machine, with the errno a
 // write outside the write scope gets under it, and the errno of a signal
-// to a process outside the sandbox: wherever wrun can make namespaces the
-// stage's read-only view of the file system refuses the write (EROFS) and
-// the outside process is not even visible (ESRCH, another PID namespace);
-// without namespaces Landlock refuses both (EACCES, and EPERM from its
-// signal scope).
+// to a process outside the sandbox: Landlock refuses the write (EACCES),
+// and its signal scope, or below it the mediation, the signal (EPERM).
 type holder struct {
 	m                   escapeMode
 	writeErr, signalErr string
 }
 
 var holders = []holder{
-	{modeRoot, "EROFS", "ESRCH"},
-	{modeUserNS, "EROFS", "ESRCH"},
-	{modeCarved, "EACCES", "EPERM"},
+	{modeRoot, "EACCES", "EPERM"},
+	{modeUser, "EACCES", "EPERM"},
 }
 
 // modeDir makes a fresh directory owned by the mode's user.
@@ -422,9 +416,8 @@ func modeOpts(m escapeMode, dir string, env ...string) runOpts {
 }
 
 // uniqueArg is a number no other process of the machine has on its
-// command line (for sleep: seconds). The processes a sandboxed command
-// starts are found on the host by it: the command itself sees, and
-// prints, the pids of its own PID namespace.
+// command line (for sleep: seconds), to find the processes a sandboxed
+// command starts by.
 func uniqueArg() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -494,13 +487,6 @@ func commOf(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// viaStage reports whether wrun, run by this test process as it is, goes
-// through the stage (namespaces: as root directly, otherwise through a
-// user namespace) rather than the launch thread.
-func viaStage() bool {
-	return bins.features.MountNS || bins.features.UserNS && os.Getenv("WRUN_NO_USERNS") != "1"
-}
-
 // waitRunning waits up to two seconds for a host process whose command
 // line is argv (a process just exec'd, say), and reports whether one runs.
 func waitRunning(argv ...string) bool {
@@ -511,4 +497,14 @@ func waitRunning(argv ...string) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return false
+}
+
+// userNSWorks reports whether a process run with cred (nil: the test's
+// own) can make a user namespace: the control of an act that tries one.
+func userNSWorks(cred *syscall.Credential) bool {
+	cmd := exec.Command("unshare", "--user", "true")
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	return cmd.Run() == nil
 }

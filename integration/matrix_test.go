@@ -13,13 +13,13 @@ import (
 )
 
 // TestMatrixCell asserts this environment's row of the support matrix (the
-// simulated Landlock ABI, user namespaces, the user the test runs as):
+// simulated Landlock ABI and machine, the user the test runs as):
 // each named grant, in a workspace that is a git repository, runs in full
 // where the matrix holds it (under write and full a new file can be made
 // beside .git, whatever holds .git/config), and is refused with exit 125
 // naming each protection nothing holds where it does not.
 func TestMatrixCell(t *testing.T) {
-	e := matrixFeatures(runOpts{}).Env()
+	e := matrixFeatures(runOpts{})
 	t.Logf("this environment: %s", e.Name())
 	for _, name := range []string{"inspect", "verify", "write", "full"} {
 		t.Run(name, func(t *testing.T) {
@@ -37,8 +37,8 @@ func TestMatrixCell(t *testing.T) {
 			}
 			o := runOpts{dir: ws, env: []string{"GIT_CONFIG_NOSYSTEM=1"}}
 			var refused []string
-			for _, r := range e.Refusals(g, linux.Need{CreateBeside: true}) {
-				refused = append(refused, r.Protection.What)
+			for _, r := range linux.Refusals(e, g, linux.Need{CreateBeside: true}) {
+				refused = append(refused, r.What)
 			}
 			r := run(t, o, bins.wrun, "--grant", name, "--", "sh", "-c", sh)
 			if len(refused) > 0 {

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"github.com/wrun-dev/wrun/sandbox/linux"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,8 +18,8 @@ import (
 // line each way through it, under every preset; the same probe bare is
 // the control.
 func TestPseudoTerminals(t *testing.T) {
-	if !viaStage() {
-		t.Skip("a pty's /dev/pts/N needs the stage's own devpts instance; without namespaces the host's /dev/pts stays hidden (new pairs only through TIOCGPTPEER)")
+	if !linux.Mediates(matrixFeatures(runOpts{})) {
+		t.Skip("a pty's /dev/pts/N is opened by the mediation (seccomp user notification); without it /dev/pts stays hidden (new pairs only through TIOCGPTPEER)")
 	}
 	ws := workspace(t)
 	if got := bare(t, runOpts{dir: ws}, "pty"); got != "ok" {
@@ -50,14 +51,14 @@ func TestPseudoTerminals(t *testing.T) {
 	})
 }
 
-// TestPseudoTerminalLimit: the sandbox's devpts instance holds at most
-// 256 pairs, so a command cannot use up the machine's pseudo-terminals
+// TestPseudoTerminalLimit: the sandbox holds at most 256 pairs at once,
+// so a command cannot use up the machine's pseudo-terminals
 // (kernel.pty.max, shared by every devpts instance but the host's) for
 // the containers and sandboxes beside it. The control opens more than
 // that without wrun.
 func TestPseudoTerminalLimit(t *testing.T) {
-	if !viaStage() {
-		t.Skip("the limit is the stage's own devpts instance's; without namespaces the sandbox opens no new pairs through /dev/pts")
+	if !linux.Mediates(matrixFeatures(runOpts{})) {
+		t.Skip("the limit is the mediation's (seccomp user notification); without it the sandbox opens no new pairs through /dev/pts")
 	}
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("needs python3 to open pseudo-terminals in a loop")
@@ -85,10 +86,9 @@ else:
 
 // TestEscapePseudoTerminalOutside: a terminal outside the sandbox (a pty
 // pair this test opens, as another session's would be) cannot be opened
-// by the child under any preset: through the stage the child's /dev/pts
-// is a devpts instance of its own, where the terminal does not exist;
-// without it the host's /dev/pts is hidden by Landlock. The control opens
-// it bare.
+// by the child under any preset: wrun opens /dev/pts/N only for a pair
+// the sandbox made, and without the mediation /dev/pts is hidden by
+// Landlock. The control opens it bare.
 func TestEscapePseudoTerminalOutside(t *testing.T) {
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
@@ -111,10 +111,7 @@ func TestEscapePseudoTerminalOutside(t *testing.T) {
 		t.Run(g, func(t *testing.T) {
 			escapeAttempt(t)
 			got := probe(t, runOpts{dir: ws, bestEffort: true}, g, "open-tty", outside)
-			want := "err EACCES" // Landlock: /dev/pts is hidden
-			if viaStage() {
-				want = "err ENOENT" // the sandbox's own devpts has no such terminal
-			}
+			want := "err EACCES"
 			if !strings.HasPrefix(got, want) {
 				t.Errorf("opening the outside terminal %s under --grant %s: %s, want %s", outside, g, got, want)
 			}
@@ -123,13 +120,13 @@ func TestEscapePseudoTerminalOutside(t *testing.T) {
 }
 
 // TestSharedMemory: POSIX shared memory and named semaphores live in
-// /dev/shm. Through the stage the child gets an empty tmpfs of its own
-// there: it may create files (shm_open, sem_open), and a file an outside
-// process keeps in the host's /dev/shm is not in it, nor does the child's
-// file appear outside. The controls read and write the host's bare.
+// /dev/shm. wrun gives the child a /dev/shm of its own there: it may
+// create files (shm_open, sem_open) and use those, a file an outside
+// process keeps in /dev/shm stays out of its reach, and what the child
+// made is gone after the run. The controls read and write it bare.
 func TestSharedMemory(t *testing.T) {
-	if !viaStage() {
-		t.Skip("a private /dev/shm needs the stage (namespaces); without it /dev/shm stays hidden")
+	if !linux.Mediates(matrixFeatures(runOpts{})) {
+		t.Skip("a private /dev/shm needs the mediation (seccomp user notification); without it /dev/shm stays hidden")
 	}
 	if _, err := os.Stat("/dev/shm"); err != nil {
 		t.Skipf("no /dev/shm here: %v", err)
@@ -152,8 +149,8 @@ func TestSharedMemory(t *testing.T) {
 	for _, g := range []string{"inspect", "verify"} {
 		t.Run(g, func(t *testing.T) {
 			escapeAttempt(t)
-			if got := probe(t, runOpts{dir: ws}, g, "read", outside); !strings.HasPrefix(got, "err ENOENT") {
-				t.Errorf("reading the host's %s under --grant %s: %s, want ENOENT (a /dev/shm of its own)", outside, g, got)
+			if got := probe(t, runOpts{dir: ws}, g, "read", outside); !strings.HasPrefix(got, "err EACCES") {
+				t.Errorf("reading the host's %s under --grant %s: %s, want EACCES (a /dev/shm of its own)", outside, g, got)
 			}
 			if got := probe(t, runOpts{dir: ws}, g, "write", mine); got != "ok" {
 				t.Errorf("creating %s under --grant %s: %s, want ok", mine, g, got)

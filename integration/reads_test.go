@@ -157,9 +157,9 @@ func TestUsersPrivateTempFilesAreHidden(t *testing.T) {
 	if r := run(t, env, "cat", f); !strings.Contains(r.stdout, "SECRET-nobody") {
 		t.Fatalf("control: nobody cannot read its own file:\n%s", r)
 	}
-	for _, m := range [][]string{nil, {"WRUN_NO_USERNS=1"}} {
+	for _, m := range [][]string{nil, {"WRUN_SIMULATE=no-user-notif"}} {
 		env.env = append([]string{"HOME=/nonexistent"}, m...)
-		// Without namespaces the matrix refuses the grant: degraded,
+		// Without the mediation the matrix refuses the grant: degraded,
 		// Landlock still hides the file.
 		env.bestEffort = m != nil
 		if r := wrun(t, env, "--", "cat", f); strings.Contains(r.stdout, "SECRET-nobody") {

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/json"
+	"github.com/wrun-dev/wrun/sandbox/linux"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +19,8 @@ import (
 // setgid bit stays refused, also through a symbolic link to the file,
 // and the refusal is a denial wrun reports. Each act is the control bare.
 func TestSetgidDirectory(t *testing.T) {
-	if !viaStage() {
-		t.Skip("a directory's setgid bit is made by the hands, which need the stage (namespaces); without it every setgid chmod is refused")
+	if !linux.Mediates(matrixFeatures(runOpts{})) {
+		t.Skip("a directory's setgid bit is made by the mediation (seccomp user notification); without it every setgid chmod is refused")
 	}
 	ws := workspace(t)
 	// One script, run bare (TMPDIR a fresh directory) and under verify
@@ -118,32 +119,44 @@ echo "plain $($P chmod f 0600)"
 	})
 }
 
-// TestOpenat2IsRecorded: openat2 is answered ENOSYS under the sandbox (the
-// filter cannot read its flags and mode), and the refusal is recorded as
-// an expected denial naming the path, so a test that needs openat2 does
-// not fail without a trace. The control opens the same path bare.
-func TestOpenat2IsRecorded(t *testing.T) {
+// TestOpenat2IsPerformed: openat2 keeps its flags and mode in memory,
+// where a filter cannot read them: wrun performs it with its own copy,
+// under the command's own Landlock rules, so it works as bare (a read, a
+// create in the workspace under write) and is refused where the kernel
+// would refuse the command (a write outside), and a setuid mode is
+// refused with a denial. Controls: the same calls bare.
+func TestOpenat2IsPerformed(t *testing.T) {
 	ws := workspace(t)
 	target := filepath.Join(ws, "file")
 	mustWrite(t, target, "x")
 	if got := bare(t, runOpts{dir: ws}, "openat2", target); got != "ok" {
 		t.Skipf("openat2 does not work bare here: %s", got)
 	}
-	sumPath := filepath.Join(t.TempDir(), "summary.json")
-	sum, err := os.Create(sumPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sum.Close()
-	r := wrun(t, runOpts{dir: ws, files: []*os.File{sum}}, "--grant", "verify", "--json-fd", "3", "--", bins.probe, "openat2", target)
-	if !strings.HasPrefix(strings.TrimSpace(r.stdout), "err ENOSYS") {
-		t.Fatalf("openat2 under verify: %s, want ENOSYS", r)
+	if got := probe(t, runOpts{dir: ws}, "verify", "openat2", target); got != "ok" {
+		t.Errorf("openat2 of a readable file under verify: %s, want ok", got)
 	}
 	if !bins.features.UserNotif {
-		return // no observer: nothing records it
+		return
 	}
-	b := mustRead(t, sumPath)
-	if !strings.Contains(b, `"right":"openat2"`) || !strings.Contains(b, `"path":"`+target+`"`) || !strings.Contains(b, "denials_expected") {
-		t.Errorf("the openat2 refusal is not recorded as an expected denial naming %s:\n%s", target, b)
+	made := filepath.Join(ws, "made")
+	if got := bare(t, runOpts{dir: ws}, "openat2-create", made, "6755"); got != "ok" {
+		t.Skipf("control: openat2-create bare: %s", got)
+	}
+	os.Remove(made)
+	r := wrun(t, runOpts{dir: ws}, "--grant", "write", "--", bins.probe, "openat2-create", made, "6755")
+	if fi, err := os.Stat(made); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		t.Errorf("ESCAPE: a setid file was made by openat2: %v\n%s", fi.Mode(), r)
+	}
+	if !strings.Contains(r.stdout, "err EPERM") {
+		t.Errorf("openat2 with a setid mode: %s, want EPERM", r)
+	}
+	// A plain create in the workspace root (which the mediation makes),
+	// and one outside the write scope (which the kernel refuses).
+	if got := probe(t, runOpts{dir: ws}, "write", "openat2-create", filepath.Join(ws, "plain"), "644"); got != "ok" || !exists(filepath.Join(ws, "plain")) {
+		t.Errorf("openat2 create in the workspace under write: %s", got)
+	}
+	out := filepath.Join(workspace(t), "out")
+	if got := probe(t, runOpts{dir: ws}, "write", "openat2-create", out, "644"); !strings.HasPrefix(got, "err EACCES") || exists(out) {
+		t.Errorf("openat2 create outside the write scope: %s, want EACCES", got)
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wrun-dev/wrun/sandbox/linux"
 )
 
 // outsideSocket is a UNIX socket an unsandboxed process (the test)
@@ -93,7 +94,7 @@ var unixOutsideActs = []struct{ op, typ string }{
 // reaches it.
 func TestEscapeUnixSocketsOutside(t *testing.T) {
 	requireABI(t, 1)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			for _, act := range unixOutsideActs {
@@ -136,19 +137,12 @@ func TestEscapeUnixSocketsOutside(t *testing.T) {
 }
 
 // mediated reports whether wrun, run as mode m, mediates UNIX sockets
-// (the stage runs, with seccomp user notification) rather than refusing
-// them.
+// (seccomp user notification and pidfd_getfd, below Landlock ABI 9)
+// rather than refusing them.
 func mediated(m escapeMode) bool {
-	if !bins.features.UserNotif || bins.features.LandlockABI >= 9 {
-		return false
-	}
-	if slices.Contains(m.env, "WRUN_NO_USERNS=1") {
-		return false // no stage: no mediation (also as the test's own user)
-	}
-	if m.cred == nil {
-		return viaStage()
-	}
-	return bins.features.UserNS
+	o := runOpts{cred: m.cred, env: m.env}
+	f := matrixFeatures(o)
+	return f.LandlockABI < 9 && linux.MediatesSockets(f)
 }
 
 // TestUnixSocketsInsideSandbox: a Go program under --grant verify listens
@@ -158,7 +152,7 @@ func mediated(m escapeMode) bool {
 // program's own. Control: the same program without wrun.
 func TestUnixSocketsInsideSandbox(t *testing.T) {
 	requireABI(t, 1)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			ws := modeDir(t, m)
@@ -172,8 +166,8 @@ func TestUnixSocketsInsideSandbox(t *testing.T) {
 				args := append(strings.Fields("--grant "+g), "--", "sh", "-c", sh)
 				r := wrun(t, o, args...)
 				if !mediated(m) {
-					// AF_UNIX sockets are refused here (no stage): the
-					// program fails, and says why.
+					// AF_UNIX sockets are refused here (no mediation):
+					// the program fails, and says why.
 					if r.code == 0 {
 						t.Errorf("%s: UNIX sockets worked without mediation\n%s", g, r)
 					}
@@ -209,7 +203,7 @@ func TestUnixSocketsInsideSandbox(t *testing.T) {
 // outside sockets.
 func TestEscapeUnixSocketRace(t *testing.T) {
 	requireABI(t, 1)
-	for _, m := range []escapeMode{modeRoot, modeUserNS, modeCarved} {
+	for _, m := range []escapeMode{modeRoot, modeUser, modeNoMed} {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
 			escapeAttempt(t)
@@ -262,9 +256,11 @@ func TestEscapeUnixSocketsNested(t *testing.T) {
 }
 
 // TestEscapeUnixSocketsKeepBackground: a process kept in the background
-// connects to a socket outside after wrun has exited. The listener closed
-// with wrun, so the mediated call fails (ENOSYS) instead of going
-// unchecked. Control: the same act without wrun reaches it.
+// connects to a socket outside after wrun has exited, and makes a file
+// beside .git. wrun's keeper goes on mediating what the run left: the
+// connect is refused (EACCES), not let through, and the file is made; the
+// keeper ends once the last kept process has. Control: the same act
+// without wrun reaches the socket.
 func TestEscapeUnixSocketsKeepBackground(t *testing.T) {
 	requireABI(t, 1)
 	if !mediated(modeRoot) {
@@ -272,18 +268,21 @@ func TestEscapeUnixSocketsKeepBackground(t *testing.T) {
 	}
 	escapeAttempt(t)
 	ws := workspace(t)
-	s := listenOutside(t, ws, "outside.sock", "unix")
+	newRepo(t, ws)
+	s := listenOutside(t, workspace(t), "outside.sock", "unix")
 	if got := bare(t, runOpts{dir: ws}, "unix", s.path); got != "ok" || !s.reached() {
 		t.Fatalf("control: %s", got)
 	}
 	out := filepath.Join(ws, "bg.out")
-	sh := "(sleep 1; " + bins.probe + " unix " + s.path + " > " + out + " 2>&1) </dev/null >/dev/null 2>&1 &"
+	sh := "(sleep 1; echo made > made-later; " + bins.probe + " unix " + s.path + " > " + out + " 2>&1; exec sleep 0.3) </dev/null >/dev/null 2>&1 &"
+	start := time.Now()
 	r := wrun(t, runOpts{dir: ws}, "--keep-background", "--grant", "write", "--", "sh", "-c", sh)
 	if r.code != 0 {
 		t.Fatalf("wrun: %s", r)
 	}
-	// The shell makes the file before the probe starts: wait for what
-	// the probe writes (a loaded machine takes its time to start it).
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("wrun waited %s for the background process, which it was asked to keep", d)
+	}
 	var b []byte
 	for i := 0; i < 200 && len(b) == 0; i++ {
 		time.Sleep(50 * time.Millisecond)
@@ -292,9 +291,34 @@ func TestEscapeUnixSocketsKeepBackground(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	b, _ = os.ReadFile(out)
 	if s.reached() {
-		t.Errorf("a background process reached the socket outside after wrun exited: %s", b)
+		t.Errorf("ESCAPE: a background process reached the socket outside after wrun exited: %s", b)
 	}
-	if !strings.Contains(string(b), "ENOSYS") {
-		t.Errorf("the background connect did not fail closed with ENOSYS: %q", b)
+	if !strings.HasPrefix(string(b), "err EACCES") {
+		t.Errorf("the background connect after wrun exited: %q, want EACCES (still mediated)", b)
 	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "made-later")); string(got) != "made\n" {
+		t.Errorf("a file made beside .git after wrun exited: %q, want it made (still mediated)", got)
+	}
+	// The keeper ends with the last kept process.
+	for i := 0; i < 200; i++ {
+		if len(keepers(ws)) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("wrun's keeper outlived the last kept process: %v", keepers(ws))
+}
+
+// keepers are the wrun processes whose working directory is ws.
+func keepers(ws string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		exe, _ := os.Readlink(p + "/exe")
+		cwd, _ := os.Readlink(p + "/cwd")
+		if filepath.Base(exe) == "wrun" && cwd == ws {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	return out
 }

@@ -206,13 +206,8 @@ func TestVerifyCargoLockIsNotWritten(t *testing.T) {
 	cargoWorkspace(t, ws)
 	removeStateOf(t, ws)
 	// Without a lock file cargo must write one, which verify denies: the
-	// run fails, and says so. The workspace root is read-only in the
-	// stage's view of the file system where wrun can make namespaces;
-	// otherwise Landlock refuses it.
+	// run fails, and says so (Landlock refuses it).
 	denied := "Permission denied"
-	if viaStage() {
-		denied = "Read-only file system"
-	}
 	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "cargo", "check", "--offline")
 	if r.code == 0 || !strings.Contains(r.stderr, "Cargo.lock") || !strings.Contains(r.stderr, denied) {
 		t.Errorf("cargo check without Cargo.lock: %s", r)
@@ -649,17 +644,14 @@ func TestVerifyForgedObjectIsDiscarded(t *testing.T) {
 }
 
 // TestVerifyQuarantineSurvivesKilledWrun: when wrun is killed with SIGKILL
-// after a fetch, every process of the run ends with it (the stage dies
-// with wrun, and the kernel ends its PID namespace with it), even one
-// that called setsid and was forked twice; the fetched refs stay valid
+// after a fetch, the command ends with it (PR_SET_PDEATHSIG); a process
+// that called setsid and was forked twice may outlive it (there is no PID
+// namespace), and is ended here; the fetched refs stay valid
 // (the quarantine stays registered until a run settles it), and the next
 // run moves the objects in and unregisters it.
 func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	requireABI(t, 3)
 	requireTool(t, "git", "setsid")
-	if !viaStage() {
-		t.Skip("without namespaces, processes of a killed wrun's run may survive it (README, Limits)")
-	}
 	f := newGitFixture(t)
 	common := filepath.Join(f.clone, ".git")
 	bg, fg := []string{"sleep", uniqueArg()}, []string{"sleep", uniqueArg()}
@@ -692,10 +684,11 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	io.Copy(io.Discard, out)
-	for _, p := range [][]string{bg, fg} {
-		if left := waitGone(p...); len(left) > 0 {
-			t.Errorf("%v (pid %v) outlived the killed wrun", p, left)
-		}
+	if left := waitGone(fg...); len(left) > 0 {
+		t.Errorf("the command %v (pid %v) outlived the killed wrun", fg, left)
+	}
+	for _, p := range hostPids(bg...) {
+		syscall.Kill(p, syscall.SIGKILL)
 	}
 
 	newMain := gitCmd(t, f.remote, "rev-parse", "main")
@@ -853,8 +846,7 @@ func TestVerifyKeepBackgroundLeavesTheQuarantineRegistered(t *testing.T) {
 	if left := waitGone(kept...); len(left) > 0 {
 		t.Fatalf("the kept process %v did not end", left)
 	}
-	// Gone, it holds the quarantine's lock no more (its stage, which
-	// stays as the init of kept processes, holds none).
+	// Gone, it holds the quarantine's lock no more.
 	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "true"); r.code != 0 {
 		t.Fatal(r)
 	}

@@ -118,7 +118,7 @@ var EnvFamilies = []EnvFamily{
 			"TRAVIS", "TRAVIS_COMMIT", "TRAVIS_BRANCH", "TRAVIS_BUILD_DIR",
 			"TF_BUILD", "BUILD_SOURCEVERSION", "BUILD_SOURCEBRANCH"}},
 	{Name: "wrun", Why: "wrun's own switches and its git shim's settings, for a nested wrun and for git inside the sandbox: paths and switches (WRUN_GRANT, WRUN_CEILING and WRUN_SANDBOX are never inherited: wrun sets them)",
-		Names: []string{"WRUN_NO_USERNS", "WRUN_LANDLOCK_ABI", verify.EnvGitReal, verify.EnvGitCommonDir,
+		Names: []string{"WRUN_SIMULATE", "WRUN_LANDLOCK_ABI", verify.EnvGitReal, verify.EnvGitCommonDir,
 			verify.EnvGitQuarantine}},
 	{Name: "desktop", Desktop: true, Why: "the display, session bus, sound server and terminal multiplexer (desktop=on only): they reach the user's session",
 		Names: []string{"DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XAUTHORITY",

@@ -50,7 +50,7 @@ func TestEnvDrop(t *testing.T) {
 		{name: "CI", value: "true", g: inspect},
 		{name: "GITHUB_SHA", value: "abc", g: inspect},
 		{name: "CI_COMMIT_SHA", value: "abc", g: inspect},
-		{name: "WRUN_NO_USERNS", value: "1", g: inspect},
+		{name: "WRUN_SIMULATE", value: "no-user-notif", g: inspect},
 		{name: verify.EnvGitQuarantine, value: "/r/.git/wrun-quarantine/x", g: inspect},
 		{name: "SSL_CERT_FILE", value: "/etc/ssl/certs/ca.pem", g: inspect},
 

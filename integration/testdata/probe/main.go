@@ -225,6 +225,59 @@ func do(op string, args []string) error {
 	case "env":
 		fmt.Println(os.Getenv(arg(0)))
 		return nil
+	case "sigqueue":
+		// SIGKILL with rt_sigqueueinfo to the number arg(0) (a thread's
+		// number reaches its whole process).
+		pid, _ := strconv.Atoi(arg(0))
+		var info unix.Siginfo
+		info.Signo = int32(unix.SIGKILL)
+		info.Code = -1 // SI_QUEUE
+		_, _, e := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(unix.SIGKILL), uintptr(unsafe.Pointer(&info)))
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "tkill":
+		tid, _ := strconv.Atoi(arg(0))
+		_, _, e := unix.Syscall(unix.SYS_TKILL, uintptr(tid), uintptr(unix.SIGKILL), 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	case "setown-ex":
+		// Make thread arg(0) the owner of a pipe's I/O signals, with
+		// SIGKILL as the signal, and make the pipe readable.
+		tid, _ := strconv.Atoi(arg(0))
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			return err
+		}
+		// struct f_owner_ex: int type (F_OWNER_TID = 0), pid_t pid.
+		owner := struct{ Type, Pid int32 }{0, int32(tid)}
+		if _, _, e := unix.Syscall(unix.SYS_FCNTL, uintptr(p[0]), unix.F_SETOWN_EX, uintptr(unsafe.Pointer(&owner))); e != 0 {
+			return e
+		}
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); err != nil {
+			return err
+		}
+		fl, _ := unix.FcntlInt(uintptr(p[0]), unix.F_GETFL, 0)
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, fl|unix.O_ASYNC); err != nil {
+			return err
+		}
+		_, err := unix.Write(p[1], []byte("x"))
+		time.Sleep(100 * time.Millisecond)
+		return err
+	case "setpriority":
+		// setpriority(arg(0): process|pgrp|user, arg(1), 19).
+		which := map[string]int{"process": unix.PRIO_PROCESS, "pgrp": unix.PRIO_PGRP, "user": unix.PRIO_USER}[arg(0)]
+		who, _ := strconv.Atoi(arg(1))
+		return unix.Setpriority(which, who, 19)
+	case "affinity":
+		// Pin thread or process arg(0) to CPU 0.
+		pid, _ := strconv.Atoi(arg(0))
+		var set unix.CPUSet
+		set.Set(0)
+		return unix.SchedSetaffinity(pid, &set)
 	case "prlimit":
 		// Lower the open-files limit of process arg(0) to 7.
 		pid, _ := strconv.Atoi(arg(0))
@@ -399,6 +452,15 @@ func do(op string, args []string) error {
 	case "openat2":
 		// Open arg(0) read-only with openat2.
 		fd, err := unix.Openat2(unix.AT_FDCWD, arg(0), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
+	case "openat2-create":
+		// Create arg(0) with openat2, mode arg(1) (octal).
+		syscall.Umask(0)
+		mode, _ := strconv.ParseUint(arg(1), 8, 32)
+		fd, err := unix.Openat2(unix.AT_FDCWD, arg(0), &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_EXCL | unix.O_CLOEXEC, Mode: mode})
 		if err != nil {
 			return err
 		}

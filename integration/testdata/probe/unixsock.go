@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -70,8 +71,8 @@ func doUnix(op string, args []string) (ok bool, err error) {
 		return true, unixSelf(arg(0))
 	case "abstract-self":
 		return true, abstractSelf(arg(0))
-	case "reach-hands":
-		return true, reachHands(arg(0), arg(1))
+	case "abstract-auto":
+		return true, abstractAuto()
 	case "unix-peercred":
 		return true, unixPeercred(arg(0))
 	case "unix-bench":
@@ -133,6 +134,36 @@ func abstractSelf(name string) error {
 		return fmt.Errorf("datagram: %q %v", b[:n], err)
 	}
 	return nil
+}
+
+// abstractAuto binds a stream socket to an abstract name the kernel
+// picks (autobind: an empty address), listens, and connects to it by that
+// name: the sandbox's own abstract socket, reachable from inside.
+func abstractAuto() error {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrUnix{}); err != nil {
+		return fmt.Errorf("autobind: %w", err)
+	}
+	if err := unix.Listen(fd, 1); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return err
+	}
+	name := sa.(*unix.SockaddrUnix).Name
+	if !strings.HasPrefix(name, "@") {
+		return fmt.Errorf("autobind gave %q, not an abstract name", name)
+	}
+	c, err := net.Dial("unix", name)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", name, unwrap(err))
+	}
+	return c.Close()
 }
 
 // unixSelf listens on UNIX sockets of each type in dir and talks to each
