@@ -1,28 +1,45 @@
-// Package linux enforces a policy.Policy on Linux: Landlock for the file
-// system, TCP and IPC scopes, a seccomp filter for what Landlock cannot
-// express, a private mount namespace for paths that must stay unwritable
-// inside writable trees, and the launcher that starts the child from a
-// dedicated, restricted OS thread of wrun so that no second process start
-// is needed. Denials are reported by an observer on seccomp user
-// notifications (it predicts, it never decides) and, where auditing is on,
-// confirmed from the kernel's own Landlock audit records. The prediction is
-// package access's model of the plan, the same escalate uses; this package
-// only maps each observed call onto an access.Op and its ruleset (handled
-// Landlock rights, carved rules, mounts) onto an access.Platform.
+// Package linux enforces a policy.Policy on Linux with Landlock and a
+// seccomp filter on every machine, and with wrun's own mediation of the
+// calls those two cannot decide where seccomp user notification is there.
+// It starts no second program: the command is forked from a locked OS
+// thread of wrun's (the launch thread), restricted first.
 //
-// Below Landlock ABI 9 it also mediates the calls that name a socket
-// address (connect, bind, addressed sends): the same notification
-// listener receives them, and rather than let one continue, wrun
-// (mediate.go) takes the child's socket and a copy of the address and has
-// the hands process, inside the sandbox, perform the call (hands.go), so
-// that pathname UNIX sockets bound outside the sandbox stay out of reach
-// without a check-to-use gap.
+// The parts, each a file or two:
+//
+//   - machine.go, features_linux.go: what this machine offers (Features),
+//     probed once by calling the kernel, and the simulations of other
+//     machines (WRUN_LANDLOCK_ABI, WRUN_SIMULATE) the tests use.
+//   - matrix.go: the support matrix. For each protection a grant needs
+//     it says which mechanism holds it on a machine (Landlock, carved
+//     rules, seccomp, the mediation, an enclosing wrun) or that nothing
+//     does; NewPlan runs, refuses or degrades from it alone, and the
+//     README's table is generated from it.
+//   - plan.go: NewPlan, the one model of what holds what: the Landlock
+//     ruleset (hidden and protected paths carved out), the seccomp
+//     filter's spec, the directories the mediation performs in, the paths
+//     to create before and sweep after the run.
+//   - seccomp.go: the filter, assembled from the spec: refusals decided
+//     by registers, and the calls sent to wrun's listener.
+//   - restrict.go, launch.go: the launch thread's restriction and the run
+//     (Run): subreaper, undumpable, the command forked from the
+//     restricted thread, its end, what it left ended, the checks after.
+//   - supervise.go and the files it dispatches to (mediation.go,
+//     metadata.go, sockets.go, procs.go, devices.go): the supervisor, on
+//     wrun's unrestricted threads, receiving the notified calls. It
+//     performs a call (on a performer thread, performer.go: no
+//     capabilities, no_new_privs, a Landlock domain of its own) where the
+//     kernel cannot be left to decide it: creates, renames, links and
+//     removals in the directories that hold protected paths, metadata
+//     changes, UNIX socket connects below Landlock ABI 9, signals and
+//     priorities of other processes, pseudo-terminals, /dev/shm. Every
+//     other notified call continues, and the kernel decides it; the
+//     supervisor only records, from package access's model of the plan
+//     (predict.go), what the kernel will refuse.
+//   - auditrec.go: where auditing is on, the kernel's own Landlock audit
+//     records confirm the denials and add the refused reads.
 //
 // It is the only package that makes sandboxing system calls; every file
-// that does is built for Linux only. The kernel facts it relies on, the
-// Landlock ABI versions and errata, are one table (abi.go) that builds and
-// is tested on any system; so is the support matrix (matrix.go), which
-// says, for each environment (Landlock ABI, privileges, user namespaces),
-// which mechanism holds each protection of a grant, and from which alone
-// NewPlan decides to run, refuse or run degraded.
+// that does is built for Linux only. The kernel facts it relies on (the
+// Landlock ABI versions and errata: abi.go), the matrix and the plan build
+// and are tested on any system.
 package linux

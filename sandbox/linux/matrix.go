@@ -337,11 +337,14 @@ func fieldCell(f Features, field string, n Need) string {
 			}
 		}
 	}
-	s := strings.Join(by, ", ")
-	if len(nothing) > 0 {
-		s += "; refused: " + strings.Join(nothing, ", ")
+	var parts []string
+	if len(by) > 0 {
+		parts = append(parts, strings.Join(by, ", "))
 	}
-	return s
+	if len(nothing) > 0 {
+		parts = append(parts, "refused: "+strings.Join(nothing, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // matrixRow is a kind of machine: every row of it differs only in the
