@@ -288,7 +288,10 @@ func (pt *protector) protectStartup(h Host) {
 	} else if h.Home != "" {
 		state, above = filepath.Join(h.Home, ".local", "state"), h.Home
 	}
-	if state != "" && h.TempDir != "" {
+	// A nested wrun (WRUN_GRANT set by the enclosing one) keeps none: the
+	// enclosing run protects the state directory from it, and its own
+	// checks after the run cover what the nested run wrote.
+	if state != "" && h.TempDir != "" && getenv("WRUN_GRANT") == "" {
 		if fi, err := os.Stat(above); err == nil && fi.IsDir() {
 			pt.guard.Journal = filepath.Join(state, "wrun", "guard")
 		}

@@ -172,6 +172,10 @@ wait:
 			pgid = 0
 		}
 		res.Killed = killLeftovers(pgid)
+		// Nothing of the command's is left to read wrun's memory: wrun
+		// is dumpable again, so that an enclosing wrun can mediate its
+		// calls after the run (it cannot read an undumpable process).
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
 	}
 	if sup != nil {
 		var faults int

@@ -346,7 +346,14 @@ func (c *notice) open() bool {
 	c.tid = int(c.n.PID)
 	fd, err := unix.Open("/proc/"+strconv.Itoa(c.tid)+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		// Without the memory nothing can be decided: refuse.
+		// An undumpable caller (a nested wrun's own threads) cannot be
+		// read. A narrower sandbox's calls are still decided by their
+		// registers alone (forNarrower; whatever needs memory fails);
+		// anything else without its memory is refused.
+		c.mem = memFile{-1}
+		if c.tgid = c.status().tgid; c.tgid > 0 && c.valid() && c.s.narrower(c) {
+			return true
+		}
 		c.answer(-1, unix.EPERM)
 		return false
 	}
@@ -573,6 +580,18 @@ func (s *supervisor) serve(n *seccompNotif) {
 			s.mu.Unlock()
 		}
 	}()
+	if uint32(n.Data.Nr) == unix.SYS_LANDLOCK_RESTRICT_SELF {
+		// A nested sandbox's domain begins: its arguments are registers,
+		// and its caller (a nested wrun's launch thread, undumpable) may
+		// be one wrun cannot read.
+		c.tid = int(c.n.PID)
+		if c.tgid = c.status().tgid; c.tgid > 0 && c.valid() {
+			s.domains.Store(c.tgid, struct{}{})
+			c.continueCall()
+		}
+		c.answer(-1, unix.EPERM)
+		return
+	}
 	if !c.open() {
 		return
 	}
@@ -608,9 +627,6 @@ func (s *supervisor) serve(n *seccompNotif) {
 		s.setOwner(c)
 	case unix.SYS_IOCTL:
 		s.ptyPeer(c)
-	case unix.SYS_LANDLOCK_RESTRICT_SELF:
-		s.domains.Store(c.tgid, struct{}{})
-		c.continueCall()
 	}
 	c.answer(-1, unix.EPERM)
 }
