@@ -52,9 +52,10 @@ func InSandbox() (bool, error) {
 }
 
 // Prepare plans p for this Mac: a fresh run id, the profile with paths
-// resolved as the sandbox will see them, and, inside an enclosing Seatbelt
-// sandbox, the decision whether the command may run under it (Nest).
-func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, error) {
+// resolved as the sandbox will see them (macOS's additions made, Adapt),
+// and, inside an enclosing Seatbelt sandbox, the decision whether the
+// command may run under it (Nest).
+func Prepare(p *policy.Policy, o sandbox.Options) (*Plan, error) {
 	if _, err := os.Stat(SandboxExec); err != nil {
 		return nil, fmt.Errorf("%s is missing: wrun cannot sandbox on this Mac: %w", SandboxExec, err)
 	}
@@ -66,7 +67,7 @@ func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
-	pl, err := NewPlan(settled, o, id, allowUnix, ResolveExisting)
+	pl, err := NewPlan(Adapt(settled, UserCacheDir(os.Getenv("TMPDIR"))), o, id, ResolveExisting)
 	if err != nil {
 		return nil, err
 	}
