@@ -153,12 +153,13 @@ type logReader struct {
 // run's reports: a probe under a profile that denies one read, tagged
 // "TAG-ready", must appear before the command starts. An error says why
 // denials will be inferred instead.
-func startLog(tag string) (*logReader, error) {
+func startLog(runID string) (*logReader, error) {
+	tag := Tag(runID)
 	if _, err := os.Stat(logTool); err != nil {
 		return nil, fmt.Errorf("%s is missing", logTool)
 	}
 	cmd := exec.Command(logTool, "stream", "--style", "ndjson", "--level", "default",
-		"--predicate", `eventMessage CONTAINS "Sandbox:" AND eventMessage CONTAINS "`+tag+`"`)
+		"--predicate", LogPredicate(runID))
 	cmd.Env = []string{}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -338,11 +339,10 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	if _, err := lookPath(c.Argv[0], p.Env); err != nil {
 		return res, err
 	}
-	tag := Tag(pl.RunID)
 	var lr *logReader
 	if !pl.Nested && !pl.Options.NoObserve {
 		var err error
-		if lr, err = startLog(tag); err != nil {
+		if lr, err = startLog(pl.RunID); err != nil {
 			res.Warnings = append(res.Warnings, "denials are inferred from the command's output: "+err.Error())
 		}
 	}
