@@ -40,8 +40,9 @@ func substitute(p *policy.Policy, name string) *policy.Policy {
 	return &c
 }
 
-// fuzzPolicies are the policies the fuzzer varies: every grant of the
-// golden tests, each with a socket named for the run (--allow-unix), a
+// fuzzPolicies are the policies the fuzzer varies: grants that between
+// them make every shape of rule the profile has (read-only, network on
+// and off, writable caches under shell=full, desktop=on), each with a socket named for the run (--allow-unix), a
 // per-user cache directory adapted in (writable under shell=full), and a
 // hidden file inside the workspace, all beneath the fuzzed component.
 func fuzzPolicies(f *testing.F) []*policy.Policy {
@@ -49,7 +50,7 @@ func fuzzPolicies(f *testing.F) []*policy.Policy {
 	h := host(f, root)
 	cache := filepath.Join(root, "var", "folders", "ab", "cd", "C")
 	var out []*policy.Policy
-	for _, spec := range specs {
+	for _, spec := range []string{"inspect", "verify", "full", "write,desktop=on", "write"} {
 		p := compute(f, spec, h)
 		if !p.IPC.PathUnixOutside {
 			p.IPC.UnixSockets = []string{filepath.Join(root, "agent.sock")}
