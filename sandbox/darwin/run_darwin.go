@@ -89,11 +89,11 @@ func Prepare(p *policy.Policy, o sandbox.Options, stateDir string) (*Plan, error
 	if err != nil {
 		return nil, err
 	}
-	settled, skipped, err := Settle(p, os.Lstat)
+	settled, skipped, err := Settle(Adapt(p, UserCacheDir(os.Getenv("TMPDIR"))), os.Lstat)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := NewPlan(Adapt(settled, UserCacheDir(os.Getenv("TMPDIR"))), o, id, ResolveExisting)
+	pl, err := NewPlan(settled, o, id, ResolveExisting)
 	if err != nil {
 		return nil, err
 	}
