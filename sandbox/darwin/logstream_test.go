@@ -2,6 +2,8 @@ package darwin
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,17 @@ func TestShapeKey(t *testing.T) {
 	}
 	if err := recordCompiled("", ka); err != nil {
 		t.Errorf("no state directory: %v", err)
+	}
+	// Anything but a regular file is no record: a directory, a link.
+	kc := ShapeKey(other.Text, "aaaa", "24A335")
+	if err := os.Mkdir(filepath.Join(shapeDir(state), kc), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	kd := ShapeKey(other.Text, "aaaa", "25A100")
+	if err := os.Symlink(filepath.Join(shapeDir(state), ka), filepath.Join(shapeDir(state), kd)); err != nil {
+		t.Fatal(err)
+	}
+	if compiledBefore(state, kc) || compiledBefore(state, kd) {
+		t.Error("a directory or a link counts as a record")
 	}
 }
