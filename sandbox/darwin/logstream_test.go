@@ -78,13 +78,13 @@ func TestLogDrain(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(10 * time.Millisecond):
+			default:
 				_, _ = io.WriteString(pw, line("wrun-R"))
 			}
 		}
 	}()
 	start = time.Now()
-	if lr.drain(50*time.Millisecond, 150*time.Millisecond) {
+	if lr.drain(100*time.Millisecond, 300*time.Millisecond) {
 		t.Error("drain says the stream was quiet while reports kept coming")
 	}
 	if d := time.Since(start); d > time.Second {
