@@ -53,9 +53,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		h.Identity.Gids = append(h.Identity.Gids, gids...)
 	}
 	h.Scan = policy.ScanRoots(h.Identity.Uid)
-	if cache, err := os.UserCacheDir(); err == nil {
-		h.StateDir = filepath.Join(cache, "wrun")
-	}
+	h.StateDir = stateDir()
 	h.Records, h.Hide = s.Records, s.Hide
 	for _, p := range s.AllowRead {
 		c, err := canonical(p)
@@ -112,6 +110,16 @@ func canonical(p string) (string, error) {
 		return "", errors.New("no such file or directory")
 	}
 	return c, err
+}
+
+// stateDir is wrun's per-user state directory (policy.Host.StateDir), ""
+// when the user has no cache directory.
+func stateDir() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(cache, "wrun")
 }
 
 // canonicalSocket is the absolute path p of an --allow-unix socket with

@@ -41,7 +41,8 @@ leave out. Nothing is run.`,
 			if runtime.GOOS == "darwin" {
 				canon = darwin.ResolveExisting
 			}
-			prof, err := darwin.Generate(darwin.Input{Policy: e.Policy, RunID: "RUNID", Canon: canon})
+			p := darwin.Adapt(e.Policy, darwin.UserCacheDir(os.Getenv("TMPDIR")))
+			prof, err := darwin.Generate(darwin.Input{Policy: p, RunID: "RUNID", Canon: canon})
 			if err != nil {
 				return err
 			}

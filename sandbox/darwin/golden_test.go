@@ -227,7 +227,8 @@ func TestGenerateRefuses(t *testing.T) {
 			t.Errorf("run id %q accepted", id)
 		}
 	}
-	if _, err := Generate(Input{Policy: p, RunID: "R", AllowUnix: []string{"rel.sock"}}); err == nil {
+	rel := &policy.Policy{IPC: policy.IPC{UnixSockets: []string{"rel.sock"}}}
+	if _, err := Generate(Input{Policy: rel, RunID: "R"}); err == nil {
 		t.Error("relative socket accepted")
 	}
 	if _, err := Generate(Input{RunID: "R"}); err == nil {

@@ -2,6 +2,7 @@ package darwin
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,27 +15,41 @@ import (
 )
 
 // LogPredicate is the `log stream --predicate` that selects the sandbox's
-// reports tagged for one run: the kernel's Sandbox reports whose text
-// holds the tag (the profile's (with message "wrun-RUNID")).
+// reports tagged for one run: the kernel's Sandbox reports, and those of
+// the sandbox's reporting subsystem (com.apple.sandbox.reporting), whose
+// text holds the tag (the profile's (with message "wrun-RUNID")).
 func LogPredicate(runID string) string {
-	return `eventMessage CONTAINS "Sandbox:" AND eventMessage CONTAINS "wrun-` + runID + `"`
+	return `eventMessage CONTAINS "` + Tag(runID) + `" AND (subsystem == "com.apple.sandbox.reporting" OR eventMessage CONTAINS "Sandbox:")`
 }
 
 // Tag is the message a profile for runID attaches to its denials.
 func Tag(runID string) string { return "wrun-" + runID }
 
 // logEvent is the part of a `log stream --style ndjson` line wrun reads.
-// The sandbox's reports come from the kernel: processID is the reporter
-// (0), and the offending process is named only inside eventMessage.
+// The kernel's reports name the offending process only inside
+// eventMessage (processID is the reporter, 0); a report of the reporting
+// subsystem may instead name it in processID and processImagePath.
 type logEvent struct {
-	EventMessage string `json:"eventMessage"`
-	Timestamp    string `json:"timestamp"`
+	EventMessage     string `json:"eventMessage"`
+	Timestamp        string `json:"timestamp"`
+	Subsystem        string `json:"subsystem"`
+	ProcessID        int    `json:"processID"`
+	ProcessImagePath string `json:"processImagePath"`
 }
 
 // report is "[N duplicate report(s) for ]Sandbox: COMM(PID) deny(K) OP [TARGET]".
 var report = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:(\d+) duplicate reports? for )?Sandbox: (.*)\((\d+)\) deny\(\d+\) ([a-z0-9*-]+)(?: (.*))?$`)
 })
+
+// bareReport is "deny(K) OP [TARGET]": a report of the reporting
+// subsystem that leaves the process to the event's own fields.
+var bareReport = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^deny\(\d+\) ([a-z0-9*-]+)(?: (.*))?$`)
+})
+
+// reportingSubsystem is the sandbox's own reporting subsystem.
+const reportingSubsystem = "com.apple.sandbox.reporting"
 
 // Report is one denial report of the sandbox as the system log holds it.
 type Report struct {
@@ -54,7 +69,36 @@ func ParseLogLine(line []byte) (Report, bool) {
 	if err := json.Unmarshal(line, &ev); err != nil || ev.EventMessage == "" {
 		return Report{}, false
 	}
-	return parseMessage(ev.EventMessage, logTime(ev.Timestamp))
+	if r, ok := parseMessage(ev.EventMessage, logTime(ev.Timestamp)); ok {
+		return r, true
+	}
+	if ev.Subsystem == reportingSubsystem && ev.ProcessID > 0 {
+		return parseBare(ev)
+	}
+	return Report{}, false
+}
+
+// parseBare parses a reporting subsystem's report whose text leaves out
+// the process: the event names it.
+func parseBare(ev logEvent) (Report, bool) {
+	first, rest, _ := strings.Cut(ev.EventMessage, "\n")
+	m := bareReport().FindStringSubmatch(first)
+	if m == nil {
+		return Report{}, false
+	}
+	d := sandbox.Denial{Time: logTime(ev.Timestamp), PID: ev.ProcessID, Program: filepath.Base(ev.ProcessImagePath), Exact: true, Count: 1}
+	describe(&d, m[1], m[2])
+	return Report{Denial: d, Message: tagLine(rest)}, true
+}
+
+// tagLine returns the first line of rest that is a profile's message.
+func tagLine(rest string) string {
+	for l := range strings.SplitSeq(rest, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "wrun-") {
+			return l
+		}
+	}
+	return ""
 }
 
 // parseMessage parses a report's text: its first line is the denial, and
@@ -79,14 +123,7 @@ func parseMessage(text, when string) (Report, bool) {
 	}
 	d := sandbox.Denial{Time: when, PID: pid, Program: m[2], Exact: true, Count: count}
 	describe(&d, m[4], m[5])
-	var msg string
-	for l := range strings.SplitSeq(rest, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "wrun-") {
-			msg = l
-			break
-		}
-	}
-	return Report{Denial: d, Message: msg}, true
+	return Report{Denial: d, Message: tagLine(rest)}, true
 }
 
 // logTime turns the log's "2006-01-02 15:04:05.000000-0700" into RFC 3339.
@@ -141,6 +178,7 @@ func describe(d *sandbox.Denial, op, target string) {
 		if op != "network-outbound" {
 			kind, right = access.OpBind, access.RightBindTCP
 		}
+		addr := strings.TrimPrefix(strings.TrimPrefix(target, "remote:"), "local:")
 		switch {
 		case path != "":
 			d.Addr = "unix:" + path
@@ -148,12 +186,17 @@ func describe(d *sandbox.Denial, op, target string) {
 			if kind == access.OpBind {
 				right = policy.MakeSock.String()
 			}
+		case strings.HasPrefix(addr, "unix-socket:"):
+			d.Addr = "unix:" + strings.TrimPrefix(addr, "unix-socket:")
+			right = access.RightConnectUnix
+		case ipAddress(addr):
+			d.Addr = addr
 		default:
-			d.Addr = strings.TrimPrefix(strings.TrimPrefix(target, "remote:"), "local:")
-			if strings.HasPrefix(d.Addr, "unix-socket:") {
-				d.Addr = "unix:" + strings.TrimPrefix(d.Addr, "unix-socket:")
-				right = access.RightConnectUnix
-			}
+			// No address at all (getaddrinfo's connect to the netsrc
+			// kernel control), or one that is not an IP address: not a
+			// TCP connect, and network=on would not change it.
+			d.Op, d.Right, d.Addr = op, op, target
+			return
 		}
 		d.Op, d.Right = kind, right
 	case "signal":
@@ -168,6 +211,23 @@ func describe(d *sandbox.Denial, op, target string) {
 			d.Addr = target
 		}
 	}
+}
+
+// ipAddress reports whether addr is HOST:PORT as the sandbox writes an IP
+// address ("*:443", "192.0.2.1:443", "[::1]:80", "localhost:8080").
+func ipAddress(addr string) bool {
+	i := strings.LastIndexByte(addr, ':')
+	if i <= 0 || i == len(addr)-1 {
+		return false
+	}
+	port := addr[i+1:]
+	if port != "*" {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return false
+		}
+	}
+	host := addr[:i]
+	return !strings.ContainsAny(host, " /")
 }
 
 // Uncanonical maps a path the sandbox reported (/private/tmp/x) back onto

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -150,4 +153,83 @@ func FuzzParseLogLine(f *testing.F) {
 			t.Fatalf("message %q", r.Message)
 		}
 	})
+}
+
+// Item 7: a network-outbound report without a target (getaddrinfo's
+// connect to the netsrc kernel control) is not a TCP connect, so it never
+// asks for network=on; one with an IP address is. The control: the
+// escalation analyzer classifies the TCP connect as network-off, the bare
+// one not.
+func TestBareNetworkOutbound(t *testing.T) {
+	cases := []struct {
+		msg  string
+		want sandbox.Denial
+	}{
+		{"Sandbox: git-remote-http(812) deny(1) network-outbound",
+			sandbox.Denial{PID: 812, Program: "git-remote-http", Op: "network-outbound", Right: "network-outbound"}},
+		{"Sandbox: curl(813) deny(1) network-outbound control-name com.apple.netsrc",
+			sandbox.Denial{PID: 813, Program: "curl", Op: "network-outbound", Right: "network-outbound", Addr: "control-name com.apple.netsrc"}},
+		{"Sandbox: curl(814) deny(1) network-outbound remote:192.0.2.1:443",
+			sandbox.Denial{PID: 814, Program: "curl", Op: "connect", Right: "connect_tcp", Addr: "192.0.2.1:443"}},
+		{"Sandbox: nc(815) deny(1) network-bind local:*:8080",
+			sandbox.Denial{PID: 815, Program: "nc", Op: "bind", Right: "bind_tcp", Addr: "*:8080"}},
+		{"Sandbox: curl(816) deny(1) network-outbound remote:[2001:db8::1]:443",
+			sandbox.Denial{PID: 816, Program: "curl", Op: "connect", Right: "connect_tcp", Addr: "[2001:db8::1]:443"}},
+	}
+	g, err := grant.Parse("verify,network=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := escalate.New(&policy.Policy{Grant: g, GrantSpec: g.String()}, escalate.Facts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		r, ok := ParseLogLine(ndjson(t, c.msg))
+		if !ok {
+			t.Errorf("%q: not parsed", c.msg)
+			continue
+		}
+		want := c.want
+		want.Exact, want.Count, want.Time = true, 1, "2026-09-06T04:01:34.988314Z"
+		if r.Denial != want {
+			t.Errorf("%q:\n got %+v\nwant %+v", c.msg, r.Denial, want)
+		}
+		rule := a.Classify(r.Denial).Rule
+		if tcp := want.Right == "connect_tcp" || want.Right == "bind_tcp"; tcp != (rule == "network-off") {
+			t.Errorf("%q: classified %q", c.msg, rule)
+		}
+	}
+}
+
+// Item 7: the predicate selects the sandbox's reporting subsystem as well
+// as the kernel's reports, both by the run's tag; a reporting-subsystem
+// line that leaves the process to the event's fields is read from them.
+// (The predicate is log's language, checked here as text; the format of
+// such a line is assumed, not taken from a Mac.)
+func TestReportingSubsystem(t *testing.T) {
+	pred := LogPredicate("0123abcd")
+	for _, part := range []string{`subsystem == "com.apple.sandbox.reporting"`, `eventMessage CONTAINS "Sandbox:"`, `eventMessage CONTAINS "wrun-0123abcd" AND (`} {
+		if !strings.Contains(pred, part) {
+			t.Errorf("predicate %q lacks %q", pred, part)
+		}
+	}
+	line, err := json.Marshal(map[string]any{
+		"subsystem": "com.apple.sandbox.reporting", "category": "violation", "processID": 977,
+		"processImagePath": "/usr/bin/git", "timestamp": "2026-09-05 23:01:34.988314-0500",
+		"eventMessage": "deny(1) file-write-data /Users/u/proj/.git/config\nwrun-0123abcd",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := ParseLogLine(line)
+	want := sandbox.Denial{PID: 977, Program: "git", Op: "open", Path: "/Users/u/proj/.git/config", Right: "write_file", Exact: true, Count: 1, Time: "2026-09-06T04:01:34.988314Z"}
+	if !ok || r.Denial != want || r.Message != "wrun-0123abcd" {
+		t.Errorf("reporting line: ok=%v %+v %q", ok, r.Denial, r.Message)
+	}
+	// The control: the same text from any other subsystem is not a report.
+	other := strings.Replace(string(line), "com.apple.sandbox.reporting", "com.example", 1)
+	if r, ok := ParseLogLine([]byte(other)); ok {
+		t.Errorf("another subsystem's line parsed as %+v", r)
+	}
 }

@@ -34,11 +34,10 @@ func NewRunID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// NewPlan generates the profile of p for one run. allowUnix are the UNIX
-// sockets outside the sandbox named for this run; canon resolves
-// symbolic links as the Mac will (ResolveExisting on a Mac).
-func NewPlan(p *policy.Policy, o sandbox.Options, runID string, allowUnix []string, canon func(string) string) (*Plan, error) {
-	prof, err := Generate(Input{Policy: p, RunID: runID, AllowUnix: allowUnix, Canon: canon})
+// NewPlan generates the profile of p for one run; canon resolves symbolic
+// links as the Mac will (ResolveExisting on a Mac).
+func NewPlan(p *policy.Policy, o sandbox.Options, runID string, canon func(string) string) (*Plan, error) {
+	prof, err := Generate(Input{Policy: p, RunID: runID, Canon: canon})
 	if err != nil {
 		return nil, err
 	}
@@ -89,33 +88,39 @@ func (pl *Plan) Report() sandbox.Report {
 	}
 	notes := append([]string{
 		"paths are matched as macOS resolves them (/tmp is /private/tmp); the profile is fixed text and every path a -D parameter (wrun profile --os darwin prints both)",
-		"protected paths are refused by path, themselves and everything beneath, also their creation; the directories above them cannot be renamed or removed, since a rule follows the path and not the directory",
+		"protected paths are taken out of every allow that would cover them, themselves and everything beneath, so no rule order decides them; the directories above them cannot be renamed or removed, since a rule follows the path and not the directory",
 		"changing modes, owners, times and extended attributes is allowed only where writing is (Landlock leaves it to file permissions)",
-		"not tested on a Mac: the profile is checked here by an evaluator of the SBPL it uses and against the Linux policy",
+		"sysctl reads by name only (never kern.procargs2: other processes' arguments and environment); no ioctl may type into a terminal (TIOCSTI)",
+		"not tested on a Mac: the profile is checked here by an evaluator of the SBPL it uses, under each reading of Seatbelt's precedence, and against the Linux policy (docs/macos.md)",
 	}, pl.Notes...)
 	n := pl.Policy.Network
 	ipc := pl.Policy.IPC
 	var netIPC []string
 	if n.Allow {
-		netIPC = append(netIPC, "network: outbound connections and local listening allowed (network-outbound, network-bind); DNS and certificate checks through mDNSResponder and trustd")
+		netIPC = append(netIPC, "network: outbound connections and local listening allowed (network-outbound, network-bind); DNS through mDNSResponder's socket and configd, certificate checks through trustd")
 	} else {
-		netIPC = append(netIPC, "network: no IP connection or listening; mDNSResponder and trustd closed (both carry data out)")
+		netIPC = append(netIPC, "network: no IP connection or listening; mDNSResponder, configd and trustd closed (DNS and trustd carry data out)")
 	}
 	if ipc.PathUnixOutside {
 		netIPC = append(netIPC, "UNIX sockets: any (desktop=on)")
 	} else {
-		netIPC = append(netIPC, "UNIX sockets: the sandbox's own (in its writable directories) and those named for the run")
+		netIPC = append(netIPC, "UNIX sockets: the sandbox's own (in its writable directories) and those named for the run, at their path itself (a symbolic link there is not followed)")
 	}
 	if ipc.SignalOutside {
 		netIPC = append(netIPC, "signals: any process of the user")
 	} else {
-		netIPC = append(netIPC, "signals and process information: only within the sandbox")
+		netIPC = append(netIPC, "signals: only within the sandbox")
+	}
+	if pl.Policy.Grant.Desktop == grant.DesktopOn {
+		netIPC = append(netIPC, "process information: any process (ps, pgrep: sysmond, kern.proc.all), never their arguments or environment")
+	} else {
+		netIPC = append(netIPC, "process information: only within the sandbox")
 	}
 	netIPC = append(netIPC, "keychain (securityd): closed; Apple Events, window server, pasteboard, accessibility: only with desktop=on")
 	return sandbox.Report{
 		Platform:   Platform,
 		Summary:    summary,
-		Protection: "path rules: (deny file-write* (literal P) (subpath P)) after every allow",
+		Protection: "path rules: every allow carries (require-not (literal P)) (require-not (subpath P)) for the protected paths it covers; nothing but (deny default) refuses them",
 		Gaps:       []sandbox.Gap{},
 		Notes:      notes,
 		Observer:   !pl.Nested && !pl.Options.NoObserve,

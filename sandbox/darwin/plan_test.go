@@ -16,7 +16,7 @@ func planFor(t *testing.T, spec string) *Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := NewPlan(&policy.Policy{Grant: g, GrantSpec: g.String()}, sandbox.Options{}, "R", nil, nil)
+	pl, err := NewPlan(&policy.Policy{Grant: g, GrantSpec: g.String()}, sandbox.Options{}, "R", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +90,14 @@ func TestReportAndServices(t *testing.T) {
 		}
 		e := newEval(t, prof)
 		for name, allowed := range want {
-			if got, _ := e.decide(t, request{op: "mach-lookup", name: name}); got != allowed {
+			if got, _ := e.decide(t, request{op: "mach-lookup", mach: name}); got != allowed {
 				t.Errorf("%s: mach-lookup %s allowed=%v, want %v", spec, name, got, allowed)
 			}
 		}
 		for _, r := range []request{{op: "appleevent-send"}, {op: "signal"}, {op: "sysctl-write"}, {op: "process-info-pidinfo"}} {
 			got, _ := e.decide(t, r)
-			if want := r.op == "appleevent-send" && spec == "write,desktop=on"; got != want {
+			desktopOnly := r.op == "appleevent-send" || r.op == "process-info-pidinfo"
+			if want := desktopOnly && spec == "write,desktop=on"; got != want {
 				t.Errorf("%s: %s allowed=%v, want %v", spec, r.op, got, want)
 			}
 		}
@@ -109,7 +110,8 @@ func TestReportAndServices(t *testing.T) {
 	}
 	// A UNIX socket named for the run opens that socket, no other.
 	pl := planFor(t, "write")
-	prof, err := Generate(Input{Policy: pl.Policy, RunID: "R", AllowUnix: []string{"/tmp/agent.sock"}})
+	pl.Policy.IPC.UnixSockets = []string{"/tmp/agent.sock"}
+	prof, err := Generate(Input{Policy: pl.Policy, RunID: "R"})
 	if err != nil {
 		t.Fatal(err)
 	}

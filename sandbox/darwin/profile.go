@@ -19,15 +19,13 @@ const Platform = "seatbelt"
 const SandboxExec = "/usr/bin/sandbox-exec"
 
 // Input is what a profile is generated from: the computed policy (the same
-// one the Linux backend enforces) and what a run adds to it.
+// one the Linux backend enforces, its --allow-unix sockets included) and
+// what a run adds to it.
 type Input struct {
 	Policy *policy.Policy
 	// RunID tags every denial of this run in the system log ("wrun-RUNID").
 	// It enters the profile text, so it is limited to [0-9A-Za-z-].
 	RunID string
-	// AllowUnix are pathname UNIX sockets outside the sandbox the child may
-	// connect to although desktop is off (a named socket, --allow-unix).
-	AllowUnix []string
 	// Keychain opens the keychain services (the login keychain is a
 	// credential store). No grant sets it today; it stays closed.
 	Keychain bool
@@ -94,6 +92,17 @@ type opGroup struct {
 	// checks on the parent directory and Seatbelt on the entry itself: the
 	// entry must lie strictly beneath the rule's path.
 	beneath bool
+	// writes: the group changes what is at a path, so the protected paths
+	// are carved out of it.
+	writes bool
+	// pinned: removing and renaming, so the pinned directories and the
+	// directories above protected and hidden paths are carved out too.
+	pinned bool
+	// link: making a hard link, so the hidden paths whose contents are
+	// withheld are carved out too (a link would be a second, readable name).
+	link bool
+	// noInject: an ioctl, which must never be TIOCSTI.
+	noInject bool
 	// filter narrows the object ("(vnode-type DIRECTORY)").
 	filter string
 }
@@ -110,40 +119,20 @@ var opGroups = []opGroup{
 	{ops: []string{"file-read-data"}, need: policy.ReadDir, filter: `(vnode-type DIRECTORY)`},
 	{ops: []string{"file-read-data", "file-read-xattr"}, need: policy.ReadFile, filter: `(require-not (vnode-type DIRECTORY))`},
 	{ops: []string{"process-exec*", "file-map-executable"}, need: policy.Execute},
-	{ops: append([]string{"file-write-data"}, metadataOps...), need: policy.WriteFile},
-	{ops: []string{"file-ioctl"}, need: policy.IoctlDev},
-	{ops: []string{"file-write-create"}, need: policy.MakeReg | policy.MakeDir, beneath: true},
-	{ops: []string{"file-write-unlink"}, need: policy.RemoveFile | policy.RemoveDir, beneath: true},
-	{ops: []string{"file-link"}, need: policy.MakeReg | policy.Refer, beneath: true},
+	{ops: append([]string{"file-write-data"}, metadataOps...), need: policy.WriteFile, writes: true},
+	{ops: []string{"file-ioctl"}, need: policy.IoctlDev, noInject: true},
+	{ops: []string{"file-write-create"}, need: policy.MakeReg | policy.MakeDir, beneath: true, writes: true},
+	{ops: []string{"file-write-unlink"}, need: policy.RemoveFile | policy.RemoveDir, beneath: true, writes: true, pinned: true},
+	{ops: []string{"file-link"}, need: policy.MakeReg | policy.Refer, beneath: true, writes: true, link: true},
 	// The sandbox's own UNIX sockets: bound and connected to where it may
 	// make sockets (its writable directories).
-	{ops: []string{"network-bind", "network-outbound"}, need: policy.MakeSock, beneath: true},
+	{ops: []string{"network-bind", "network-outbound"}, need: policy.MakeSock, beneath: true, writes: true},
 }
 
-// The mach services, each with why it is open and what it risks.
-type machService struct {
-	name, why string
-	// when: "" always, "network" with network=on, "desktop" with
-	// desktop=on, "keychain" when Input.Keychain is set.
-	when string
-}
-
-var machServices = []machService{
-	{"com.apple.system.opendirectoryd.libinfo", "user and group names (getpwuid, getgrgid): ls -l, id, git, ssh", ""},
-	{"com.apple.system.notification_center", "notify(3), which libinfo and the resolver use to learn of changes", ""},
-	{"com.apple.system.DirectoryService.libinfo_v1", "user and group names on older systems", ""},
-	{"com.apple.mDNSResponder", "DNS name resolution; a DNS query carries data to any domain's name servers (an exfiltration route), so only with network=on", "network"},
-	{"com.apple.trustd", "TLS certificate checks (Security framework: go, cargo, git, curl); trustd fetches revocation data and intermediates on the child's behalf (an exfiltration route), so only with network=on", "network"},
-	{"com.apple.trustd.agent", "TLS certificate checks against the user's trust settings; network=on only, as trustd", "network"},
-	{"com.apple.ocspd", "certificate revocation (OCSP, CRL) on older systems; network=on only", "network"},
-	{"com.apple.SecurityServer", "the keychain (securityd): a credential store, git credential-osxkeychain reads it; closed unless the grant opens it", "keychain"},
-	{"com.apple.securityd.xpc", "the keychain (securityd over XPC); closed unless the grant opens it", "keychain"},
-	{"com.apple.windowserver.active", "the window server (desktop=on)", "desktop"},
-	{"com.apple.pasteboard.1", "the pasteboard: reading it takes whatever the user copied (desktop=on)", "desktop"},
-	{"com.apple.coreservices.appleevents", "Apple Events: scripting other applications (desktop=on)", "desktop"},
-	{"com.apple.coreservices.launchservicesd", "opening documents and applications (open(1)) (desktop=on)", "desktop"},
-	{"com.apple.axserver", "accessibility (desktop=on)", "desktop"},
-}
+// noInject keeps an ioctl allow from typing into a terminal: TIOCSTI
+// queues input that the shell reading the terminal runs once the command
+// has ended. (ioctl-command TIOCSTI) needs macOS 13 or later.
+const noInject = "(require-not (ioctl-command TIOCSTI))"
 
 // runIDOK reports whether id may enter the profile text.
 func runIDOK(id string) bool {
@@ -164,10 +153,9 @@ type gen struct {
 	params []Param
 	names  map[string]string // kind + value -> name
 	counts map[string]int
-	msg    string
 }
 
-// param returns the name of the parameter holding path, of kind (READ,
+// param returns the name of the parameter holding path, of kind (RULE,
 // HIDE, ...), adding it the first time.
 func (g *gen) param(kind, value string) string {
 	key := kind + "\x00" + value
@@ -181,13 +169,51 @@ func (g *gen) param(kind, value string) string {
 	return n
 }
 
+// has returns the name of the parameter of kind holding value, if any.
+func (g *gen) has(kind, value string) (string, bool) {
+	n, ok := g.names[kind+"\x00"+value]
+	return n, ok
+}
+
 func (g *gen) line(format string, args ...any) { fmt.Fprintf(&g.b, format+"\n", args...) }
 
 func ref(name string) string { return `(param "` + name + `")` }
 
+// carving is what is taken out of every allow: the hidden, protected and
+// pinned paths, canonical.
+type carving struct {
+	holes []hole
+	// protect are the protected paths (each as its name and, when it is
+	// a symbolic link, as what it points to), with why.
+	protect []protected
+	// pins are directories that must not be removed or renamed: the
+	// pinned repository directories, and the directories above protected
+	// and hidden paths inside a tree whose entries may be removed.
+	pins []pin
+}
+
+type hole struct {
+	path     string
+	withheld policy.Access
+}
+
+type protected struct{ path, why string }
+
+type pin struct{ kind, path string }
+
 // Generate builds the Seatbelt profile of in.Policy. Paths reach the
 // profile only as parameters: the text depends on how the policy's paths
 // relate (which lies within which), never on what they are.
+//
+// The profile holds every protection without depending on the order of
+// its rules: it begins with (deny default), and each allow carries,
+// as (require-not ...), every hidden, protected and pinned path it would
+// otherwise cover. Whether Seatbelt lets the last matching rule decide, or
+// a rule on a specific operation outrank one on a wildcard (peers report
+// both from real Macs), what is refused is refused by no allow matching
+// it. The only other denial, of process information, covers what (deny
+// default) is said not to, and no allow takes any of it back but for the
+// sandbox's own processes.
 func Generate(in Input) (Profile, error) {
 	p := in.Policy
 	if p == nil {
@@ -197,6 +223,8 @@ func Generate(in Input) (Profile, error) {
 		return Profile{}, fmt.Errorf("run id %q: want 1 to 64 letters, digits and dashes", in.RunID)
 	}
 	canon := func(path string) string { return Canonical(path, in.Canon) }
+	// leaf canonicalises the directory of path and keeps its own name: a
+	// symbolic link there is not followed.
 	leaf := func(path string) string {
 		path = filepath.Clean(path)
 		if path == "/" {
@@ -204,15 +232,26 @@ func Generate(in Input) (Profile, error) {
 		}
 		return filepath.Join(canon(filepath.Dir(path)), filepath.Base(path))
 	}
-	for _, s := range in.AllowUnix {
+	for _, s := range p.IPC.UnixSockets {
 		if !filepath.IsAbs(s) {
 			return Profile{}, fmt.Errorf("UNIX socket %q: not an absolute path", s)
 		}
 	}
-	g := &gen{names: map[string]string{}, counts: map[string]int{}, msg: "wrun-" + in.RunID}
-	tag := `(with message "` + g.msg + `")`
+	g := &gen{names: map[string]string{}, counts: map[string]int{}}
+	tag := `(with message "` + Tag(in.RunID) + `")`
+	desktopOn := p.Grant.Desktop == grant.DesktopOn
+	open := func(w when) bool {
+		switch w {
+		case network:
+			return p.Network.Allow
+		case desktop:
+			return desktopOn
+		case keychain:
+			return in.Keychain
+		}
+		return true
+	}
 
-	// Canonical copies of the policy's paths.
 	type rule struct {
 		path string
 		acc  policy.Access
@@ -221,84 +260,148 @@ func Generate(in Input) (Profile, error) {
 	for _, r := range p.Rules {
 		rules = append(rules, rule{canon(r.Path), r.Access})
 	}
-	type hole struct {
-		path     string
-		withheld policy.Access
-	}
-	var holes []hole
+	var cv carving
 	for _, h := range p.Hidden {
-		holes = append(holes, hole{canon(h.Path), h.Withheld})
+		cv.holes = append(cv.holes, hole{canon(h.Path), h.Withheld})
 	}
-
-	desktop := p.Grant.Desktop == grant.DesktopOn
+	// removable reports whether entries strictly beneath some rule may be
+	// removed at path: then it can be renamed or removed.
+	removable := func(path string) bool {
+		for _, r := range rules {
+			if r.acc&(policy.RemoveFile|policy.RemoveDir) != 0 && policy.Within(path, r.path) && path != r.path {
+				return true
+			}
+		}
+		return false
+	}
+	var anchors []string // paths whose ancestors must not move
+	for _, h := range cv.holes {
+		if h.withheld&policy.ReadFile != 0 && removable(h.path) {
+			anchors = append(anchors, h.path)
+		}
+	}
+	for _, pr := range p.Protected {
+		// The path itself, its directory resolved (a protected path that
+		// is a symbolic link is protected as the link), and, when it is
+		// a link, also what it points to.
+		paths := []string{leaf(pr.Path)}
+		if full := canon(pr.Path); full != paths[0] {
+			paths = append(paths, full)
+		}
+		for _, path := range paths {
+			if pr.Pin {
+				cv.pins = append(cv.pins, pin{"PIN", path})
+			} else {
+				cv.protect = append(cv.protect, protected{path, pr.Why})
+			}
+			anchors = append(anchors, path)
+		}
+	}
+	// Seatbelt matches paths, not files: renaming a directory above a
+	// protected or hidden path would move it out from under its rule.
+	for _, a := range anchors {
+		for d := filepath.Dir(a); d != "/" && d != "."; d = filepath.Dir(d) {
+			if removable(d) && !slices.ContainsFunc(cv.pins, func(pn pin) bool { return pn.path == d }) {
+				cv.pins = append(cv.pins, pin{"ABOVE", d})
+			}
+		}
+	}
 
 	g.line("(version 1)")
 	g.line(";; wrun: grant %s. Generated from the computed policy; every path is a parameter (-D).", sanitizeComment(p.GrantSpec))
+	g.line(";; Every allow below takes out, with require-not, what it must not cover: no rule")
+	g.line(";; denies anything an allow grants, so the order of the rules decides nothing.")
 	g.line("(deny default %s)", tag)
 	g.line("")
-	g.line(";; Processes: forking and executing (where the policy allows execute, below);")
-	g.line(";; signals and process information only within this sandbox.")
+	g.line(";; Processes: forking and executing (where the policy allows execute, below).")
 	g.line("(allow process-fork)")
 	if p.IPC.SignalOutside {
 		g.line("(allow signal)")
 	} else {
+		g.line(";; Signals only within this sandbox.")
 		g.line("(allow signal (target same-sandbox))")
 	}
-	g.line("(allow process-info* (target same-sandbox))")
-	g.line(";; Reading system settings (CPU count, page size, OS version), never writing them.")
-	g.line("(allow sysctl-read)")
+	if desktopOn {
+		g.line(";; desktop=on: process information about any process (ps, pgrep, top).")
+		g.line("(allow process-info*)")
+	} else {
+		g.line(";; Process information only within this sandbox; (deny default) is said not to")
+		g.line(";; cover it, so it is denied first for every other process.")
+		g.line("(deny process-info* %s)", tag)
+		g.line("(allow process-info* (target same-sandbox))")
+	}
+	g.line(";; sysctl: these names only. Never kern.procargs2 or kern.procargs: the arguments")
+	g.line(";; and environment of every process of the user.")
+	g.line("(allow sysctl-read")
+	for _, s := range sysctlReads {
+		if !open(s.when) {
+			continue
+		}
+		if s.prefix {
+			g.line(`  (sysctl-name-prefix "%s")`, s.name)
+		} else {
+			g.line(`  (sysctl-name "%s")`, s.name)
+		}
+	}
+	g.line(")")
 	g.line(";; Metadata (stat, access) everywhere, as on Linux: Landlock does not restrict it.")
 	g.line("(allow file-read-metadata file-test-existence)")
-	g.line(";; Pseudo-terminals: new ones through /dev/ptmx. Other terminals (/dev/ttys*) stay")
-	g.line(";; closed, as /dev/pts on Linux: reading one steals its keystrokes.")
+	g.line("")
+	g.line(";; Terminals. New pseudo-terminals through /dev/ptmx, and those the sandbox made")
+	g.line(";; (they carry the pty extension); no other terminal can be opened, as /dev/pts on")
+	g.line(";; Linux: reading one steals its keystrokes.")
 	g.line("(allow pseudo-tty)")
-	g.line(`(allow file-read-data file-write-data file-ioctl (literal "/dev/ptmx"))`)
-	g.line(";; Terminal ioctls (window size, job control) on terminals the command already")
-	g.line(";; holds open, such as the one it inherits: opening one is not allowed here.")
-	g.line(`(allow file-ioctl (regex #"^/dev/ttys[0-9]+$"))`)
-	g.line(";; libnotify's shared memory (with the notification service below).")
-	g.line(`(allow ipc-posix-shm-read-data (ipc-posix-name "apple.shm.notification_center"))`)
+	g.line(`(allow file-read-data file-write-data (literal "/dev/ptmx"))`)
+	g.line(`(allow file-read-data file-write-data (require-all (regex #"^/dev/ttys[0-9]+$") (extension "%s")))`, ptyExtension)
+	g.line(";; Terminal ioctls (window size, modes, job control) on those and on terminals the")
+	g.line(";; command holds open already, such as the one it inherits; dyld's registration")
+	g.line(";; through /dev/dtracehelper at every start. Never TIOCSTI, which types into a")
+	g.line(";; terminal what its shell runs once the command has ended.")
+	g.line(`(allow file-ioctl (require-all (require-any (literal "/dev/ptmx") (literal "/dev/dtracehelper") (regex #"^/dev/ttys[0-9]+$")) %s))`, noInject)
+	g.line(`(allow file-read-data file-write-data (literal "/dev/dtracehelper"))`)
+	g.line(";; /dev/fd/N: the descriptors the command holds already (<(...) in bash, /dev/stdout).")
+	g.line(`(allow file-read-data file-write-data (subpath "/dev/fd"))`)
+	g.line("")
+	g.line(";; IPC. Shared memory the system's libraries read: notify(3) and preferences.")
+	g.line(`(allow ipc-posix-shm-read* (ipc-posix-name "apple.shm.notification_center") (ipc-posix-name-prefix "apple.cfprefs."))`)
+	g.line(";; POSIX semaphores (python's multiprocessing locks). Their names are the user's,")
+	g.line(";; not the sandbox's: a command can open another process's semaphore by its name.")
+	g.line("(allow ipc-posix-sem)")
+	g.line(";; Preferences: the global domain only (locale, units). An application's own domain")
+	g.line(";; is the hidden home's data, and cfprefsd answers only what this opens.")
+	g.line(`(allow user-preference-read (preference-domain "kCFPreferencesAnyApplication"))`)
 	g.line("")
 	g.line(";; Mach services, each named with why:")
-	var open []string
+	var globals, locals []string
 	for _, s := range machServices {
-		on := false
-		switch s.when {
-		case "":
-			on = true
-		case "network":
-			on = p.Network.Allow
-		case "desktop":
-			on = desktop
-		case "keychain":
-			on = in.Keychain
-		}
 		state := "closed"
-		if on {
+		if open(s.when) {
 			state = "open"
-			open = append(open, s.name)
+			globals = append(globals, s.name)
+			if s.local {
+				locals = append(locals, s.name)
+			}
 		}
 		g.line(";;   %s (%s): %s", s.name, state, s.why)
 	}
-	if len(open) > 0 {
-		g.line("(allow mach-lookup")
-		for _, n := range open {
-			g.line(`  (global-name "%s")`, n)
-		}
-		g.line(")")
+	g.line("(allow mach-lookup")
+	for _, n := range globals {
+		g.line(`  (global-name "%s")`, n)
 	}
-	if desktop {
+	for _, n := range locals {
+		g.line(`  (local-name "%s")`, n)
+	}
+	g.line(")")
+	if desktopOn {
 		g.line(";; desktop=on: Apple Events to other applications.")
 		g.line("(allow appleevent-send)")
 	}
 	g.line("")
 
 	// The file system: one allow per rule and group of operations, each
-	// taking out the hidden paths beneath the rule that withhold its
-	// rights. Only allows, so their order does not matter: an operation
-	// is allowed when any of them matches.
+	// taking out what it must not cover. Only allows, so their order does
+	// not matter: an operation is allowed when any of them matches.
 	g.line(";; File system, rule by rule of the policy.")
-	linkAllow := map[int]string{} // rule index -> its file-link allow
 	for i, r := range rules {
 		src := p.Rules[i]
 		first := true
@@ -311,118 +414,93 @@ func Generate(in Input) (Profile, error) {
 				first = false
 			}
 			rp := g.param("RULE", r.path)
-			var conds []string
-			if og.beneath {
-				conds = append(conds, "(require-not (literal "+ref(rp)+"))")
+			g.b.WriteString(allowStatement(og.ops, rp, g.carve(og, r.path, cv)))
+		}
+	}
+	g.line("")
+	if len(cv.protect) > 0 || len(cv.pins) > 0 {
+		g.line(";; Taken out of the allows above (none of them covers these):")
+		for _, pr := range cv.protect {
+			if n, ok := g.has("PROTECT", pr.path); ok {
+				g.line(";;   %s: never written, created, removed, renamed or linked: %s", n, sanitizeComment(pr.why))
 			}
-			for _, h := range holes {
-				if h.withheld&og.need != 0 && policy.Within(h.path, r.path) {
-					conds = append(conds, "(require-not (subpath "+ref(g.param("HIDE", h.path))+"))")
+		}
+		for _, pn := range cv.pins {
+			if n, ok := g.has(pn.kind, pn.path); ok {
+				why := "a directory above a protected or hidden path: a rule follows the path, so it must not move"
+				if pn.kind == "PIN" {
+					why = "pinned: not removed or renamed"
 				}
-			}
-			if og.filter != "" {
-				conds = append(conds, og.filter)
-			}
-			st := allowStatement(og.ops, rp, conds)
-			g.b.WriteString(st)
-			if og.ops[0] == "file-link" {
-				linkAllow[i] = st
+				g.line(";;   %s: %s", n, why)
 			}
 		}
+		g.line("")
 	}
-	g.line("")
 
-	// Denials after every allow: Seatbelt takes the last matching rule.
-	writable := func(path string) bool {
-		for _, r := range rules {
-			if r.acc&(policy.RemoveFile|policy.RemoveDir) != 0 && policy.Within(path, r.path) && path != r.path {
-				return true
-			}
-		}
-		return false
-	}
-	var anchors []string // paths whose ancestors must not move
-	g.line(";; Hidden paths are never the source of a hard link; the writable rules inside")
-	g.line(";; them link again (the later rule wins).")
-	for _, h := range holes {
-		if h.withheld&policy.ReadFile != 0 {
-			g.line("(deny file-link (subpath %s) %s)", ref(g.param("HIDE", h.path)), tag)
-			if writable(h.path) {
-				anchors = append(anchors, h.path)
-			}
-		}
-	}
-	for i, r := range rules {
-		for _, h := range holes {
-			if st, ok := linkAllow[i]; ok && h.withheld&policy.ReadFile != 0 && policy.Within(r.path, h.path) {
-				g.b.WriteString(st)
-				break
-			}
-		}
-	}
-	g.line(";; Protected paths: never written, created, removed, renamed or linked, even")
-	g.line(";; inside a writable tree; the path itself and everything beneath it, so a")
-	g.line(";; protected directory cannot be created either.")
-	for _, pr := range p.Protected {
-		// The path itself, its directory resolved (a protected path that
-		// is a symbolic link is protected as the link), and, when it is
-		// a link, also what it points to.
-		path := leaf(pr.Path)
-		paths := []string{path}
-		if full := canon(pr.Path); full != path {
-			paths = append(paths, full)
-		}
-		for _, path := range paths {
-			if pr.Pin {
-				n := g.param("PIN", path)
-				g.line(";; pinned: %s", sanitizeComment(pr.Why))
-				g.line("(deny file-write-unlink (literal %s) %s)", ref(n), tag)
-			} else {
-				n := g.param("PROTECT", path)
-				g.line(";; %s", sanitizeComment(pr.Why))
-				g.line("(deny file-write* file-link network-bind (literal %s) (subpath %s) %s)", ref(n), ref(n), tag)
-			}
-			anchors = append(anchors, path)
-		}
-	}
-	// Seatbelt matches paths, not files: renaming a directory above a
-	// protected or hidden path would move it out from under its rule.
-	var ancestors []string
-	for _, a := range anchors {
-		for d := filepath.Dir(a); d != "/" && d != "."; d = filepath.Dir(d) {
-			if writable(d) && !slices.Contains(ancestors, d) {
-				ancestors = append(ancestors, d)
-			}
-		}
-	}
-	if len(ancestors) > 0 {
-		g.line(";; Directories above protected and hidden paths: not removed or renamed, since")
-		g.line(";; the protection follows the path, not the directory.")
-		for _, d := range ancestors {
-			g.line("(deny file-write-unlink (literal %s) %s)", ref(g.param("ABOVE", d)), tag)
-		}
-	}
-	g.line("")
-
-	g.line(";; Network.")
+	g.line(";; Network and UNIX sockets. Making a UNIX socket reaches nothing: connecting and")
+	g.line(";; binding are checked by path (the sandbox's own, above, in its writable directories).")
+	g.line("(allow system-socket (socket-domain AF_UNIX))")
 	if p.Network.Allow {
 		g.line(";; network=on: outbound connections anywhere, and listening on local addresses.")
 		g.line("(allow network-outbound (remote ip))")
 		g.line("(allow network-bind network-inbound (local ip))")
+		g.line(";; DNS: getaddrinfo asks mDNSResponder over its UNIX socket and orders the answers")
+		g.line(";; through the netsrc kernel control; route sockets follow network changes.")
+		g.line(`(allow network-outbound (literal "%s") (control-name "com.apple.netsrc"))`, mDNSResponderSocket)
+		g.line("(allow system-socket (socket-domain AF_ROUTE) (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))")
 	} else {
-		g.line(";; network=off: no IP connection, no listening; DNS and certificate services closed above.")
+		g.line(";; network=off: no IP connection, no listening, no DNS; its services are closed above.")
 	}
 	if p.IPC.PathUnixOutside {
 		g.line(";; desktop=on: UNIX sockets outside the sandbox (the agent, other applications).")
 		g.line(`(allow network-outbound (subpath "/"))`)
-	}
-	if len(in.AllowUnix) > 0 {
-		g.line(";; UNIX sockets named for this run.")
-		for _, s := range in.AllowUnix {
-			g.line("(allow network-outbound (literal %s))", ref(g.param("SOCKET", canon(s))))
+	} else if len(p.IPC.UnixSockets) > 0 {
+		g.line(";; UNIX sockets named for this run (--allow-unix): the socket at that path itself,")
+		g.line(";; its directory resolved; a symbolic link there leads nowhere.")
+		for _, s := range p.IPC.UnixSockets {
+			g.line("(allow network-outbound (literal %s))", ref(g.param("SOCKET", leaf(s))))
 		}
 	}
 	return Profile{Text: g.b.String(), Params: g.params}, nil
+}
+
+// carve returns the conditions that narrow og's allow on the rule at path
+// rp to what it may cover.
+func (g *gen) carve(og opGroup, rp string, cv carving) []string {
+	var conds []string
+	if og.beneath {
+		conds = append(conds, "(require-not (literal "+ref(g.param("RULE", rp))+"))")
+	}
+	for _, h := range cv.holes {
+		withheld := h.withheld&og.need != 0 || og.link && h.withheld&policy.ReadFile != 0
+		if withheld && policy.Within(h.path, rp) {
+			conds = append(conds, "(require-not (subpath "+ref(g.param("HIDE", h.path))+"))")
+		}
+	}
+	if og.writes {
+		// A protected path beneath the rule, or one the rule lies in (a
+		// rule inside a protected tree does not open it).
+		for _, pr := range cv.protect {
+			if policy.Within(pr.path, rp) || policy.Within(rp, pr.path) {
+				n := ref(g.param("PROTECT", pr.path))
+				conds = append(conds, "(require-not (literal "+n+")) (require-not (subpath "+n+"))")
+			}
+		}
+	}
+	if og.pinned {
+		for _, pn := range cv.pins {
+			if policy.Within(pn.path, rp) && pn.path != rp {
+				conds = append(conds, "(require-not (literal "+ref(g.param(pn.kind, pn.path))+"))")
+			}
+		}
+	}
+	if og.filter != "" {
+		conds = append(conds, og.filter)
+	}
+	if og.noInject {
+		conds = append(conds, noInject)
+	}
+	return conds
 }
 
 // allowStatement writes (allow OPS (subpath RULE)), narrowed by conds.

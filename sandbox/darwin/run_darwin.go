@@ -3,17 +3,14 @@
 package darwin
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -31,11 +28,28 @@ const logTool = "/usr/bin/log"
 // profile (EX_OSERR), as inside another Seatbelt sandbox.
 const exitSandboxApply = 71
 
+// How long the system log gets: to attach before the command starts, and
+// to show the reports still on their way once it has ended (until none
+// has come for logQuiet, at most logDrain).
+const (
+	logReady = 2 * time.Second
+	logQuiet = 150 * time.Millisecond
+	logDrain = time.Second
+)
+
 // InSandbox reports whether this process already runs inside a Seatbelt
-// sandbox: applying the most permissive profile fails there
-// ("sandbox_apply: Operation not permitted"). An error means sandbox-exec
-// could not be run at all.
+// sandbox, where no other profile can be applied ("sandbox_apply:
+// Operation not permitted"). It asks libsystem_sandbox; only if that
+// question fails does it apply the most permissive profile to
+// /usr/bin/true, which starts sandbox-exec. An error means neither
+// could tell.
 func InSandbox() (bool, error) {
+	switch sandboxCheck() {
+	case 0:
+		return false, nil
+	case 1:
+		return true, nil
+	}
 	var stderr bytes.Buffer
 	cmd := exec.Command(SandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true")
 	cmd.Stderr = &stderr
@@ -51,10 +65,23 @@ func InSandbox() (bool, error) {
 	return false, fmt.Errorf("running %s: %v: %s", SandboxExec, err, strings.TrimSpace(stderr.String()))
 }
 
+// osBuild is this Mac's build of macOS (kern.osversion, "24A335"): the
+// compile check is kept per build.
+func osBuild() string {
+	v, err := unix.Sysctl("kern.osversion")
+	if err != nil {
+		return "unknown"
+	}
+	return v
+}
+
 // Prepare plans p for this Mac: a fresh run id, the profile with paths
 // resolved as the sandbox will see them, and, inside an enclosing Seatbelt
 // sandbox, the decision whether the command may run under it (Nest).
-func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, error) {
+// stateDir is wrun's state directory ("" for none), where the profile
+// shapes sandbox-exec accepted are recorded: each shape is compiled once
+// per macOS build, not once per run.
+func Prepare(p *policy.Policy, o sandbox.Options, stateDir string) (*Plan, error) {
 	if _, err := os.Stat(SandboxExec); err != nil {
 		return nil, fmt.Errorf("%s is missing: wrun cannot sandbox on this Mac: %w", SandboxExec, err)
 	}
@@ -62,11 +89,11 @@ func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
-	settled, skipped, err := Settle(p, os.Lstat)
+	settled, skipped, err := Settle(Adapt(p, UserCacheDir(os.Getenv("TMPDIR"))), os.Lstat)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := NewPlan(settled, o, id, allowUnix, ResolveExisting)
+	pl, err := NewPlan(settled, o, id, ResolveExisting)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +110,21 @@ func Prepare(p *policy.Policy, o sandbox.Options, allowUnix []string) (*Plan, er
 		}
 		return pl, nil
 	}
-	// The profile is compiled once here, on /usr/bin/true: a profile
-	// sandbox-exec rejects stops the run before anything starts (exit
-	// 125), rather than showing as the command's own exit status.
+	// A profile sandbox-exec rejects must stop the run before anything
+	// starts (exit 125), rather than show as the command's own exit
+	// status: a new shape is compiled once, on /usr/bin/true.
+	key := ShapeKey(pl.Profile.Text, id, osBuild())
+	if compiledBefore(stateDir, key) {
+		return pl, nil
+	}
 	var stderr bytes.Buffer
 	check := exec.Command(SandboxExec, pl.Profile.Argv([]string{"/usr/bin/true"})[1:]...)
 	check.Env, check.Stderr = []string{}, &stderr
 	if err := check.Run(); err != nil {
 		return nil, fmt.Errorf("sandbox-exec rejected the generated profile (%v): %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if err := recordCompiled(stateDir, key); err != nil {
+		pl.Notes = append(pl.Notes, err.Error())
 	}
 	return pl, nil
 }
@@ -105,7 +139,7 @@ func Doctor() []sandbox.Feature {
 		return out
 	}
 	nested, nerr := InSandbox()
-	f := sandbox.Feature{Name: "outside_seatbelt", Available: nerr == nil && !nested, Detail: "sandbox_apply of a permissive profile",
+	f := sandbox.Feature{Name: "outside_seatbelt", Available: nerr == nil && !nested, Detail: "sandbox_check of wrun itself",
 		Consequence: "wrun can apply its own profile"}
 	if nested {
 		f.Consequence = "wrun runs inside a Seatbelt sandbox: a command runs only if its grant is at least as wide as the enclosing one, under the enclosing profile"
@@ -115,7 +149,7 @@ func Doctor() []sandbox.Feature {
 	out = append(out, f)
 	_, lerr := os.Stat(logTool)
 	return append(out, sandbox.Feature{Name: "log_stream", Available: lerr == nil, Detail: logTool + " stream --style ndjson",
-		Consequence: "denials are read from the system log when it shows them before the command starts; otherwise inferred from output"})
+		Consequence: "denials are read from the system log when it attaches before the command starts; otherwise inferred from output"})
 }
 
 // MarkInheritedFDsCloseOnExec marks every descriptor above 2 that wrun
@@ -138,109 +172,59 @@ func MarkInheritedFDsCloseOnExec() error {
 	return nil
 }
 
-// logReader follows the system log for one run's reports.
-type logReader struct {
-	cmd     *exec.Cmd
-	tag     string
-	mu      sync.Mutex
-	reports []Report
-	seen    map[string]bool // markers seen
-	done    chan struct{}
+// logStream is a running `log stream` and its reader.
+type logStream struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	*logReader
 }
 
-// startLog starts `log stream` on the run's tag and confirms it shows the
-// run's reports: a probe under a profile that denies one read, tagged
-// "TAG-ready", must appear before the command starts. An error says why
-// denials will be inferred instead.
-func startLog(tag string) (*logReader, error) {
+// startLog starts `log stream` on the run's reports; it does not wait for
+// it (ready does).
+func startLog(runID string) (*logStream, error) {
 	if _, err := os.Stat(logTool); err != nil {
 		return nil, fmt.Errorf("%s is missing", logTool)
 	}
-	cmd := exec.Command(logTool, "stream", "--style", "ndjson", "--level", "default",
-		"--predicate", `eventMessage CONTAINS "Sandbox:" AND eventMessage CONTAINS "`+tag+`"`)
-	cmd.Env = []string{}
-	out, err := cmd.StdoutPipe()
+	ls := &logStream{logReader: newLogReader(Tag(runID))}
+	ls.cmd = exec.Command(logTool, "stream", "--style", "ndjson", "--level", "default", "--predicate", LogPredicate(runID))
+	ls.cmd.Env = []string{}
+	out, err := ls.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	ls.cmd.Stderr = &ls.stderr
+	ls.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := ls.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting log stream: %w", err)
 	}
-	lr := &logReader{cmd: cmd, tag: tag, seen: map[string]bool{}, done: make(chan struct{})}
-	go lr.read(out)
-	if err := lr.marker("ready", 3*time.Second); err != nil {
-		lr.stop()
-		if s := strings.TrimSpace(stderr.String()); s != "" {
+	go ls.read(out)
+	return ls, nil
+}
+
+// attach waits for the stream to attach; on failure it stops it and says
+// why denials will be inferred instead.
+func (ls *logStream) attach() error {
+	if err := ls.ready(logReady); err != nil {
+		ls.stop()
+		if s := strings.TrimSpace(ls.stderr.String()); s != "" {
 			err = fmt.Errorf("%w (log stream: %s)", err, s)
 		}
-		return nil, err
+		return err
 	}
-	return lr, nil
+	return nil
 }
 
-func (lr *logReader) read(r io.Reader) {
-	defer close(lr.done)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		rep, ok := ParseLogLine(sc.Bytes())
-		if !ok {
-			continue
-		}
-		lr.mu.Lock()
-		switch rep.Message {
-		case lr.tag:
-			if len(lr.reports) < 4*sandbox.MaxDenials {
-				lr.reports = append(lr.reports, rep)
-			}
-		case lr.tag + "-ready", lr.tag + "-drain":
-			lr.seen[rep.Message] = true
-		}
-		lr.mu.Unlock()
-	}
-}
-
-// marker runs a probe whose denial is tagged TAG-kind and waits until the
-// log shows it: everything reported before it has been read.
-func (lr *logReader) marker(kind string, within time.Duration) error {
-	msg := lr.tag + "-" + kind
-	profile := `(version 1)(allow default)(deny file-read-data (literal "/usr/bin/true") (with message "` + msg + `"))`
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		probe := exec.Command(SandboxExec, "-p", profile, "/bin/cat", "/usr/bin/true")
-		probe.Env = []string{}
-		_ = probe.Run() // refused by design
-		for i := 0; i < 10; i++ {
-			lr.mu.Lock()
-			ok := lr.seen[msg]
-			lr.mu.Unlock()
-			if ok {
-				return nil
-			}
-			select {
-			case <-lr.done:
-				return errors.New("log stream ended before it showed wrun's probe (reading the system log may need privileges wrun lacks)")
-			case <-time.After(25 * time.Millisecond):
-			}
-		}
-	}
-	return fmt.Errorf("the system log did not show wrun's probe within %s", within)
-}
-
-func (lr *logReader) stop() {
-	if lr.cmd.Process != nil {
-		_ = unix.Kill(-lr.cmd.Process.Pid, unix.SIGTERM)
+func (ls *logStream) stop() {
+	if ls.cmd.Process != nil {
+		_ = unix.Kill(-ls.cmd.Process.Pid, unix.SIGTERM)
 	}
 	select {
-	case <-lr.done:
+	case <-ls.done:
 	case <-time.After(2 * time.Second):
-		_ = unix.Kill(-lr.cmd.Process.Pid, unix.SIGKILL)
-		<-lr.done
+		_ = unix.Kill(-ls.cmd.Process.Pid, unix.SIGKILL)
+		<-ls.done
 	}
-	_ = lr.cmd.Wait()
+	_ = ls.cmd.Wait()
 }
 
 // create makes a path the policy says wrun creates, reaching it from
@@ -320,60 +304,69 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		return res, &sandbox.StartError{Code: 125, Err: errors.New("no command")}
 	}
 	p := pl.Policy
+	// The log stream starts first: it attaches while the paths are made.
+	var ls *logStream
+	if !pl.Nested && !pl.Options.NoObserve {
+		var err error
+		if ls, err = startLog(pl.RunID); err != nil {
+			res.Warnings = append(res.Warnings, "denials are inferred from the command's output: "+err.Error())
+		}
+	}
+	fail := func(err error) (sandbox.Result, error) {
+		if ls != nil {
+			ls.stop()
+		}
+		return res, err
+	}
 	for _, r := range p.Rules {
 		if r.Create != policy.CreateNone {
 			if err := create(r.Path, r.Beneath, r.Create == policy.CreateDir); err != nil {
-				return res, &sandbox.StartError{Code: 125, Err: err}
+				return fail(&sandbox.StartError{Code: 125, Err: err})
 			}
 		}
 	}
 	for _, pr := range p.Protected {
 		if pr.Create != policy.CreateNone {
 			if err := create(pr.Path, pr.Within, pr.Create == policy.CreateDir); err != nil {
-				return res, &sandbox.StartError{Code: 125, Err: err}
+				return fail(&sandbox.StartError{Code: 125, Err: err})
 			}
 		}
 	}
-	if _, err := lookPath(c.Argv[0], p.Env); err != nil {
-		return res, err
+	path, err := lookPath(c.Argv[0], p.Env)
+	if err != nil {
+		return fail(err)
 	}
-	tag := Tag(pl.RunID)
-	var lr *logReader
-	if !pl.Nested && !pl.Options.NoObserve {
-		var err error
-		if lr, err = startLog(tag); err != nil {
+	argv := c.Argv
+	if !pl.Nested {
+		argv, path = pl.Profile.Argv(c.Argv), SandboxExec
+	}
+	if ls != nil {
+		if err := ls.attach(); err != nil {
 			res.Warnings = append(res.Warnings, "denials are inferred from the command's output: "+err.Error())
+			ls = nil
 		}
 	}
-	argv := pl.Profile.Argv(c.Argv)
-	if pl.Nested {
-		argv = c.Argv
-	}
-	path := argv[0]
-	if pl.Nested {
-		var err error
-		if path, err = lookPath(argv[0], p.Env); err != nil {
-			return res, err
-		}
-	}
+	at := place(isForeground(c.Stdin), holdsTerminal(c))
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: p.Env, Dir: p.Cwd,
-		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
-	interactive := isForeground(c.Stdin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !interactive}
+		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: at.setsid, Setpgid: at.setpgid}}
 	if err := cmd.Start(); err != nil {
-		if lr != nil {
-			lr.stop()
-		}
-		return res, &sandbox.StartError{Code: 125, Err: fmt.Errorf("starting %s: %w", path, err)}
+		return fail(&sandbox.StartError{Code: 125, Err: fmt.Errorf("starting %s: %w", path, err)})
 	}
-	pgid := cmd.Process.Pid
+	pid := cmd.Process.Pid
 	ctx, cancel := context.WithCancel(context.Background())
-	go forward(ctx, c.Signals, cmd.Process, pgid, interactive, pl.Options.KillAfter)
-	err := cmd.Wait()
+	ended := make(chan string, 1)
+	go forward(ctx, c.Signals, pid, at, pl.Options.KillAfter, ended)
+	err = cmd.Wait()
 	cancel()
-	if !interactive && !pl.Options.KeepBackground {
-		if unix.Kill(-pgid, 0) == nil {
-			_ = unix.Kill(-pgid, unix.SIGKILL)
+	select {
+	case w := <-ended:
+		res.Warnings = append(res.Warnings, w)
+	default:
+	}
+	if !at.interactive && !pl.Options.KeepBackground {
+		if unix.Kill(-pid, 0) == nil {
+			_ = unix.Kill(-pid, unix.SIGKILL)
 			res.Killed++
 		}
 	}
@@ -389,46 +382,53 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 			res.ExitCode = ws.ExitStatus()
 		}
 	default:
+		if ls != nil {
+			ls.stop()
+		}
 		return res, fmt.Errorf("waiting for the command: %w", err)
 	}
-	if lr != nil {
-		if err := lr.marker("drain", 2*time.Second); err != nil {
-			res.Warnings = append(res.Warnings, "some denials may be missing: "+err.Error())
+	if ls != nil {
+		if !ls.drain(logQuiet, logDrain) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the system log was still showing this run's denials %s after the command ended; later ones are missing", logDrain))
 		}
-		lr.stop()
+		ls.stop()
 		res.Observed = true
-		var paths []string
-		for _, r := range p.Rules {
-			paths = append(paths, r.Path)
-		}
-		for _, h := range p.Hidden {
-			paths = append(paths, h.Path)
-		}
-		for _, pr := range p.Protected {
-			paths = append(paths, pr.Path)
-		}
-		var log sandbox.DenialLog
-		lr.mu.Lock()
-		for _, r := range lr.reports {
-			d := r.Denial
-			if d.Path != "" {
-				d.Path = Uncanonical(d.Path, paths, ResolveExisting)
-			}
-			if after, ok := strings.CutPrefix(d.Addr, "unix:"); ok {
-				d.Addr = "unix:" + Uncanonical(after, paths, ResolveExisting)
-			}
-			log.Add(d)
-		}
-		lr.mu.Unlock()
-		res.Denials, res.DenialsDropped = log.Denials(), log.Dropped()
+		res.Denials, res.DenialsDropped = denials(p, ls.taken())
 	}
 	return res, nil
 }
 
-// forward delivers the caller's signals to the command (its process group
-// unless it shares wrun's, on a terminal), and after a terminating one
-// gives it killAfter before killing the group.
-func forward(ctx context.Context, sigs <-chan os.Signal, proc *os.Process, pgid int, interactive bool, killAfter time.Duration) {
+// denials turns the run's reports into denial records, with paths given
+// back as the policy names them.
+func denials(p *policy.Policy, reports []Report) ([]sandbox.Denial, int) {
+	var paths []string
+	for _, r := range p.Rules {
+		paths = append(paths, r.Path)
+	}
+	for _, h := range p.Hidden {
+		paths = append(paths, h.Path)
+	}
+	for _, pr := range p.Protected {
+		paths = append(paths, pr.Path)
+	}
+	var log sandbox.DenialLog
+	for _, r := range reports {
+		d := r.Denial
+		if d.Path != "" {
+			d.Path = Uncanonical(d.Path, paths, ResolveExisting)
+		}
+		if after, ok := strings.CutPrefix(d.Addr, "unix:"); ok {
+			d.Addr = "unix:" + Uncanonical(after, paths, ResolveExisting)
+		}
+		log.Add(d)
+	}
+	return log.Denials(), log.Dropped()
+}
+
+// forward delivers the caller's signals to the command as its placement
+// says, and after a terminating one gives it killAfter before killing it
+// (its process group, unless it shares wrun's); it says so on ended.
+func forward(ctx context.Context, sigs <-chan os.Signal, pid int, at placement, killAfter time.Duration, ended chan<- string) {
 	if sigs == nil {
 		return
 	}
@@ -438,16 +438,16 @@ func forward(ctx context.Context, sigs <-chan os.Signal, proc *os.Process, pgid 
 		case <-ctx.Done():
 			return
 		case <-kill:
-			_ = unix.Kill(-pgid, unix.SIGKILL)
-			_ = proc.Kill()
+			_ = unix.Kill(at.killTo(pid), unix.SIGKILL)
+			ended <- fmt.Sprintf("the command did not end within %s of the signal (--kill-after): it was killed", killAfter)
 			return
 		case s := <-sigs:
 			sig, ok := s.(syscall.Signal)
 			if !ok {
 				continue
 			}
-			if !interactive {
-				_ = unix.Kill(-pgid, sig)
+			if to := at.forwardTo(pid, sig); to != 0 {
+				_ = unix.Kill(to, sig)
 			}
 			if (sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGHUP) && killAfter > 0 && kill == nil {
 				kill = time.After(killAfter)
@@ -457,13 +457,27 @@ func forward(ctx context.Context, sigs <-chan os.Signal, proc *os.Process, pgid 
 }
 
 // isForeground reports whether stdin is a terminal whose foreground
-// process group is wrun's.
+// process group is wrun's: an interactive run.
 func isForeground(stdin *os.File) bool {
 	if stdin == nil {
 		return false
 	}
 	pgrp, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// holdsTerminal reports whether any descriptor the command gets is a
+// terminal.
+func holdsTerminal(c sandbox.Command) bool {
+	for _, f := range append([]*os.File{c.Stdin, c.Stdout, c.Stderr}, c.ExtraFiles...) {
+		if f == nil {
+			continue
+		}
+		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TIOCGETA); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Run runs the command under the plan (see Run).
