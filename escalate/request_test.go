@@ -12,7 +12,7 @@ import (
 	"github.com/wrun-dev/wrun/verify"
 )
 
-var runEnd = Run{Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ExitCode: 1}
+var runEnd = Run{RunID: "20261201T100000Z-0123abcd", Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ExitCode: 1}
 
 // validateRequest checks a request document against the published schema.
 func validateRequest(doc []byte) error { return schematest.Validate(RequestSchema(), doc) }
@@ -185,7 +185,7 @@ func TestEveryRequestValidates(t *testing.T) {
 				f := Facts{Protection: prot, Ceiling: c, Argv: argvs[(n+i)%len(argvs)],
 					VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}}
 				a := analyzer(t, spec, f)
-				req := mustRequest(t, a, Run{Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectMounted}, denials)
+				req := mustRequest(t, a, Run{RunID: runEnd.RunID, Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectMounted}, denials)
 				for _, d := range req.Denials {
 					checkAlternatives(t, a, d.Alternatives)
 				}
@@ -230,7 +230,12 @@ func TestSchemaRejects(t *testing.T) {
 	}{
 		{"missing grant", func(m map[string]any) { delete(m, "grant") }, `missing property 'grant'`},
 		{"extra property", func(m map[string]any) { m["sandbox"] = "off" }, `additional properties 'sandbox' not allowed`},
-		{"version 2", func(m map[string]any) { m["version"] = 2 }, "/version"},
+		{"version 1", func(m map[string]any) { m["version"] = 1 }, "/version"},
+		{"no run id", func(m map[string]any) { delete(m, "run_id") }, "run_id"},
+		{"an unknown ceiling source", func(m map[string]any) { m["ceiling_source"] = "config" }, "/ceiling_source"},
+		{"a route command without the grant", func(m map[string]any) {
+			alt(m, 0, 0)["commands"] = []any{[]any{"wrun", "--", "cargo", "fetch", "now"}}
+		}, "/denials/0/alternatives/0/commands/0"},
 		{"bad time", func(m map[string]any) { m["time"] = "yesterday" }, "/time"},
 		{"relative workdir", func(m map[string]any) { m["workdir"] = "proj" }, "/workdir"},
 		{"bad grant", func(m map[string]any) { m["grant"] = "verify" }, "/grant"},

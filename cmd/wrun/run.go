@@ -50,6 +50,8 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	early := run.StartEarly(rf.keepBackground, in)
 	defer early.Abandon()
+	start := time.Now()
+	id := run.NewID(start) // the summary's, the receipt's and the roster entry's
 	// The escalation file is ready before the command starts: its
 	// directory resolved and held open, a stale request removed, and a
 	// path that cannot be written refused while nothing has run yet.
@@ -62,11 +64,10 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		if escFile, err = openOutFile(rf.escalationFile, ws); err != nil {
 			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
-			return refuse(pf, rf, stderr, msg)
+			return refuse(pf, rf, stderr, id, msg)
 		}
 		defer escFile.close()
 	}
-	start := time.Now()
 	workdir := workdirOf(pf.workdir)
 	flags := config.Flags{Ceiling: rf.ceiling, Role: rf.role, Model: rf.model, Thinking: rf.thinking}
 	if rf.grantSet {
@@ -77,13 +78,16 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		err = conductorCheck(st, workdir)
 	}
 	if err != nil {
-		return refuse(pf, rf, stderr, err.Error())
+		return refuse(pf, rf, stderr, id, err.Error())
 	}
 	if st.req.ConductorDir != "" && !rf.onDenialSet {
 		rf.onDenial = string(run.Ask) // its writes elsewhere go through approval
 	}
 	cfg := run.Config{
 		Spec:           pf.spec(),
+		RunID:          id,
+		Flags:          carriedFlags(pf, rf),
+		RoleFlags:      roleFlags(rf),
 		Ceiling:        rf.ceiling,
 		Argv:           argv,
 		Stdin:          stdin,
@@ -140,12 +144,12 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		call(planned, rep)
 	}
-	rec := recorder{off: recordsOff, note: cfg.Hooks.Note, st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
-	held, err := rec.register(cfg.Grant, cfg.Ceiling, cfg.Spec)
+	rec := recorder{id: id, off: recordsOff, note: cfg.Hooks.Note, st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
+	held, err := rec.register(cfg.Grant, cfg.Ceiling, cfg.CeilingSource, cfg.Spec)
 	if err != nil {
-		sum := run.Summary{ExitCode: run.ExitFailed, Error: err.Error()}
+		sum := run.Summary{RunID: id, ExitCode: run.ExitFailed, Error: err.Error()}
 		rec.write(stderr, &sum, nil)
-		return refuse(pf, rf, stderr, err.Error())
+		return refuse(pf, rf, stderr, id, err.Error())
 	}
 	defer held.Release()
 	if rf.verbose && !pf.json {
@@ -166,13 +170,13 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 			fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
 		}
 		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
-		writeJSON(f, sum)
+		writeJSON(f, sum.Stamp())
 		f.Close()
 	case pf.json:
 		// On stderr the summary starts on a line of its own, whatever the
 		// command's last output was.
 		fmt.Fprintln(stderr)
-		writeJSON(stderr, sum)
+		writeJSON(stderr, sum.Stamp())
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
 	}
@@ -184,15 +188,16 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 
 // refuse says why wrun did not run the command (on the --json-fd
 // descriptor, as --json asks, or in a line) and exits 125.
-func refuse(pf *policyFlags, rf runFlags, stderr *os.File, msg string) error {
+func refuse(pf *policyFlags, rf runFlags, stderr *os.File, id, msg string) error {
+	sum := run.Summary{RunID: id, ExitCode: run.ExitFailed, Error: msg}
 	switch {
 	case rf.jsonFD > 0:
 		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
-		writeJSON(f, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+		writeJSON(f, sum.Stamp())
 		f.Close()
 		fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
 	case pf.json:
-		writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+		writeJSON(stderr, sum.Stamp())
 	default:
 		fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
 	}
@@ -337,4 +342,55 @@ func writeDecision(w io.Writer, req *escalate.Request, d *run.DecisionSummary) {
 	for _, r := range d.Routes {
 		fmt.Fprintf(w, "wrun: approved route: %s\n", quote.Line(r))
 	}
+}
+
+// carriedFlags are the flags of this command line that shape the run, as
+// given: a route the request offers carries them (run.Config.Flags), so
+// that a harness running the route's commands reruns what wrun's own
+// retry would. How the run reports (--json, --json-fd, -v,
+// --escalation-file, --on-denial, --approver) is the harness's to choose
+// for each command, and is not carried.
+func carriedFlags(pf *policyFlags, rf runFlags) []string {
+	var out []string
+	if pf.workdir != "" {
+		out = append(out, "--workdir", pf.workdir)
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--allow-read", pf.allowRead}, {"--allow-write", pf.allowWrite}, {"--allow-unix", pf.allowUnix}, {"--keep-env", pf.keepEnv}} {
+		for _, p := range l.paths {
+			out = append(out, l.flag, p)
+		}
+	}
+	if rf.ceiling != "" {
+		out = append(out, "--ceiling", rf.ceiling)
+	}
+	if pf.bestEffort {
+		out = append(out, "--best-effort")
+	}
+	if rf.noObserve {
+		out = append(out, "--observe", "off")
+	}
+	if rf.shareWorkdir {
+		out = append(out, "--share-workdir")
+	}
+	if rf.noReceipt {
+		out = append(out, "--no-receipt")
+	} else if rf.receiptFile != "" {
+		out = append(out, "--receipt-file", rf.receiptFile)
+	}
+	return out
+}
+
+// roleFlags are this command line's --role, --model and --thinking: a
+// route command under the run's own grant carries them.
+func roleFlags(rf runFlags) []string {
+	var out []string
+	for _, f := range [][2]string{{"--role", rf.role}, {"--model", rf.model}, {"--thinking", rf.thinking}} {
+		if f[1] != "" {
+			out = append(out, f[0], f[1])
+		}
+	}
+	return out
 }

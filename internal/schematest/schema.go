@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -23,8 +26,9 @@ func Validate(schema, doc []byte) error {
 // Schema is a compiled JSON Schema.
 type Schema struct{ s *jsonschema.Schema }
 
-// Compile parses and compiles a schema. It refers to nothing outside
-// itself: no schema of wrun's is fetched from anywhere.
+// Compile parses and compiles a schema. A $ref to another of wrun's
+// published schemas (PATH/schema/*.json in this module, by its $id)
+// resolves to that file; nothing is fetched from anywhere.
 func Compile(b []byte) (*Schema, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
@@ -39,6 +43,10 @@ func Compile(b []byte) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
+	c.UseLoader(noLoader{})
+	if err := addPublished(c, id); err != nil {
+		return nil, err
+	}
 	if err := c.AddResource(id, v); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", id, err)
 	}
@@ -62,6 +70,45 @@ func (s *Schema) Validate(doc []byte) error {
 	}
 	if err := s.s.Validate(v); err != nil {
 		return fmt.Errorf("%v", err)
+	}
+	return nil
+}
+
+// noLoader refuses every URL: the schemas are all added as resources.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is not one of wrun's published schemas", url)
+}
+
+// addPublished adds every schema this module publishes, under its $id,
+// except the one with id skip.
+func addPublished(c *jsonschema.Compiler, skip string) error {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return fmt.Errorf("schematest: cannot locate the module")
+	}
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "*", "schema", "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		m, _ := v.(map[string]any)
+		id, _ := m["$id"].(string)
+		if id == "" || id == skip {
+			continue
+		}
+		if err := c.AddResource(id, v); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
 	}
 	return nil
 }
