@@ -50,7 +50,7 @@ func (r records) rosterDir() string    { return filepath.Join(r.runtime, "wrun")
 // the published schema and every request in it against the request's.
 func (r records) receipts(t *testing.T) []receipt.Receipt {
 	t.Helper()
-	schema, err := os.ReadFile("../escalate/schema/receipt.v1.json")
+	schema, err := os.ReadFile("../receipt/schema/receipt.v2.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +295,14 @@ func waitRoster(t *testing.T, o runOpts, n int) []roster.Entry {
 	var live []roster.Entry
 	for range 200 {
 		r := wrun(t, o, "roster", "--json")
-		live = nil
-		if err := json.Unmarshal([]byte(r.stdout), &live); err != nil {
+		var l roster.Listing
+		if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
 			t.Fatalf("roster --json: %v\n%s", err, r)
 		}
+		if err := schematest.Validate(roster.ListingSchema(), []byte(r.stdout)); err != nil {
+			t.Fatalf("roster --json does not match its schema: %v\n%s", err, r.stdout)
+		}
+		live = l.Runs
 		if len(live) == n {
 			return live
 		}

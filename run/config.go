@@ -117,6 +117,11 @@ type Config struct {
 	RetrySafe bool
 	// Approver decides on requests under Ask and Retry; nil denies them.
 	Approver Approver
+	// Session is the session the run belongs to (policy.EnvSession): its
+	// remembered approvals decide without asking, and an approval of
+	// scope "session" is remembered there. Nil: an approval of scope
+	// "session" is refused.
+	Session Session
 	// Confirm asks whether a command not RetrySafe may run again; nil
 	// means no.
 	Confirm Confirmer

@@ -132,6 +132,11 @@ type DecisionSummary struct {
 	// IDs are the approved alternatives.
 	IDs   []string `json:"alternatives,omitempty"`
 	Scope string   `json:"scope,omitempty"`
+	// SessionRemembered: the session's remembered approvals decided; no
+	// approver was asked.
+	SessionRemembered bool `json:"session_remembered,omitempty"`
+	// Warning says what went wrong remembering a session's approval.
+	Warning string `json:"warning,omitempty"`
 	// Routes describe approved alternatives that widen nothing.
 	Routes []string `json:"routes,omitempty"`
 	// NotRun says, under Retry, which approved routes could not be run
@@ -240,7 +245,7 @@ func Run(cfg Config) (Summary, error) {
 	}
 	ceiling := b.Ceiling
 	ceiling.Guarded = out.guarded
-	d, w, sig := decideInterruptible(out.req, cfg.Approver, ceiling, sigs)
+	d, w, sig := decideInterruptible(out.req, cfg.Approver, ceiling, cfg.Session, sigs)
 	sum.Decision = d
 	if sig != 0 {
 		// Told to stop while the approver thought: the approver's group
@@ -404,7 +409,7 @@ func attemptOf(s *Summary, argv, allow []string, route string) Attempt {
 // wait at once (the approver is told through its context) and are
 // returned; SIGUSR1 and SIGUSR2 are ignored then, as there is no child to
 // forward them to.
-func decideInterruptible(req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sigs <-chan os.Signal) (*DecisionSummary, *escalate.Widening, syscall.Signal) {
+func decideInterruptible(req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sess Session, sigs <-chan os.Signal) (*DecisionSummary, *escalate.Widening, syscall.Signal) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var got syscall.Signal
@@ -426,7 +431,7 @@ func decideInterruptible(req *escalate.Request, approve Approver, ceiling escala
 			}
 		}
 	}()
-	d, w := decide(ctx, req, approve, ceiling)
+	d, w := decide(ctx, req, approve, ceiling, sess)
 	close(stop)
 	<-watched
 	if got != 0 {

@@ -237,10 +237,7 @@ ignored once its process is gone however it ended.`,
 				return err
 			}
 			if asJSON {
-				if live == nil {
-					live = []roster.Entry{}
-				}
-				writeJSON(stdout, live)
+				writeJSON(stdout, roster.NewListing(live))
 				return nil
 			}
 			if len(live) == 0 {

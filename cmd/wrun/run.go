@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/session"
 )
 
 // runFlags are the flags only a run has.
@@ -122,6 +125,15 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	for _, n := range st.req.Notes {
 		call(cfg.Hooks.Note, n)
+	}
+	// The harness's session (policy.EnvSession): only an outermost,
+	// recorded run has one; a nested run's WRUN_SESSION is the child's.
+	if sid, ok := os.LookupEnv(policy.EnvSession); ok && !recordsOff {
+		s, err := session.Open(filepath.Join(st.paths.State, "sessions"), sid)
+		if err != nil {
+			return refuse(pf, rf, stderr, id, err.Error())
+		}
+		cfg.Session = s
 	}
 	approver, timeout := rf.approver, rf.approverTimeout
 	if approver == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -88,7 +89,7 @@ func addPublished(c *jsonschema.Compiler, skip string) error {
 	if !ok {
 		return fmt.Errorf("schematest: cannot locate the module")
 	}
-	files, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "*", "schema", "*.json"))
+	files, err := Published(filepath.Join(filepath.Dir(file), "..", ".."))
 	if err != nil {
 		return err
 	}
@@ -111,4 +112,23 @@ func addPublished(c *jsonschema.Compiler, skip string) error {
 		}
 	}
 	return nil
+}
+
+// Published lists the schema files of the module at root: every *.json
+// in a directory named schema.
+func Published(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (d.Name() == "testdata" || d.Name()[0] == '.') {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && filepath.Base(filepath.Dir(path)) == "schema" && filepath.Ext(path) == ".json" {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out, err
 }
