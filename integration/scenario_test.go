@@ -60,11 +60,13 @@ type scenarioSummary struct {
 type harnessRun struct {
 	grant string
 	flags []string
+	role  []string // --role and the like: route commands under the run's own grant carry them
 	argv  []string
 }
 
 func (h harnessRun) args() []string {
 	out := append([]string{"--json", "--grant", h.grant}, h.flags...)
+	out = append(out, h.role...)
 	return append(append(out, "--"), h.argv...)
 }
 
@@ -77,6 +79,9 @@ func runScenario(t *testing.T, o runOpts, h harnessRun) (scenarioSummary, result
 	var s scenarioSummary
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
 		t.Fatalf("--json summary of %q: %v\n%s", h.args(), err, r)
+	}
+	if err := validateSummary([]byte(lines[len(lines)-1])); err != nil {
+		t.Fatalf("the summary of %q is not valid against its schema: %v\n%s", h.args(), err, lines[len(lines)-1])
 	}
 	if s.Request != nil {
 		raw := struct {
@@ -112,16 +117,22 @@ func apply(t *testing.T, o runOpts, h harnessRun, alt escalate.Alternative) harn
 		}
 		h.grant = alt.Args[1]
 	case escalate.KindRoute:
+		// Each command is a whole wrun command line, the run's own flags
+		// included (--allow-write added so far, --keep-env, ...): run as
+		// it stands; the last becomes the harness's command line.
 		for i, cmd := range alt.Commands {
 			sep := slices.Index(cmd, "--")
-			if cmd[0] != "wrun" || len(cmd) < 5 || cmd[1] != "--grant" || sep != 3 {
-				t.Fatalf("%s: command %q is not `wrun --grant SPEC -- CMD`", alt.ID, cmd)
+			if cmd[0] != "wrun" || len(cmd) < 5 || cmd[1] != "--grant" || sep < 3 {
+				t.Fatalf("%s: command %q is not `wrun --grant SPEC [FLAGS] -- CMD`", alt.ID, cmd)
+			}
+			if !slices.Equal(cmd[3:sep], h.flags) && !slices.Equal(cmd[3:sep], append(slices.Clone(h.flags), h.role...)) {
+				t.Errorf("%s: command %q does not carry the run's own flags %q", alt.ID, cmd, h.flags)
 			}
 			if i == len(alt.Commands)-1 {
 				h.grant, h.argv = cmd[2], cmd[sep+1:]
 				break
 			}
-			if r := wrun(t, o, append(append([]string{"--grant", cmd[2]}, h.flags...), cmd[3:]...)...); r.code != 0 {
+			if r := wrun(t, o, cmd[1:]...); r.code != 0 {
 				t.Fatalf("%s: route command %q failed: %s", alt.ID, cmd, r)
 			}
 		}
@@ -287,8 +298,10 @@ func scenarios(t *testing.T) []scenario {
 				mustWrite(t, filepath.Join(clone, "a.txt"), "b\n")
 				return clone, []string{"git", "commit", "-q", "-am", "b"}
 			},
+			// No --allow-write of .git, a directory above its config and
+			// hooks (issue 24): files=write, which keeps them protected.
 			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "ws", ".git", "index.lock") },
-			first: "allow-write", succeeds: true,
+			first: "files-write", succeeds: true,
 		},
 		{
 			name: "git pull under verify", tools: []string{"git"}, grant: "verify",
@@ -303,7 +316,7 @@ func scenarios(t *testing.T) []scenario {
 				return clone, []string{"git", "pull", "-q", "--ff-only", "origin", "main"}
 			},
 			rule: "workspace-read-only", path: nil, // the first write git is refused
-			first: "allow-write", succeeds: true,
+			first: "files-write", succeeds: true, // not --allow-write .git: see above
 		},
 		{
 			name: "a workspace write under inspect", tools: []string{"sh"}, grant: "inspect",
