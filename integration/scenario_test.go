@@ -478,3 +478,118 @@ func TestScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteKeepsTheRunsFlags (issue 25, item 5): a route's commands are
+// whole wrun command lines that keep the run's own flags (--keep-env,
+// --allow-write, the role), so a harness running them as they stand
+// reruns what wrun's own retry would: here a crate without Cargo.lock
+// whose build script needs two kept variables and writes into an
+// --allow-write directory. The control: the same commands with those
+// flags taken out (what the route offered before) fail.
+func TestRouteKeepsTheRunsFlags(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "cargo")
+	rec := newRecords(t)
+	dir := workspace(t)
+	out := workspace(t)
+	mark := scenarioNonce()
+	fresh := func() {
+		resetDir(t, dir)
+		mustWrite(t, filepath.Join(dir, "Cargo.toml"), "[package]\nname = \"marked\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n")
+		mustWrite(t, filepath.Join(dir, "src", "lib.rs"), "pub fn one() -> i32 { 1 }\n")
+		mustWrite(t, filepath.Join(dir, "build.rs"), `fn main() {
+    let out = std::env::var("WRUN_T_OUT").expect("WRUN_T_OUT is not set");
+    let mark = std::env::var("WRUN_T_MARK").expect("WRUN_T_MARK is not set");
+    std::fs::write(format!("{}/mark", out), mark).expect("writing the mark");
+}
+`)
+		os.Remove(filepath.Join(out, "mark"))
+	}
+	o := runOpts{dir: dir, env: append(rec.env(), "WRUN_T_OUT="+out, "WRUN_T_MARK="+mark)}
+	own := []string{"--allow-write", out, "--keep-env", "WRUN_T_OUT", "--keep-env", "WRUN_T_MARK"}
+	fresh()
+	s, r := runScenario(t, o, harnessRun{grant: "verify", flags: own, role: []string{"--role", "verifier"}, argv: []string{"cargo", "check", "--offline"}})
+	if s.Request == nil {
+		t.Fatalf("want a request for the missing Cargo.lock:\n%s", r)
+	}
+	var route *escalate.Alternative
+	for _, d := range s.Request.Denials {
+		for i, alt := range d.Alternatives {
+			if strings.HasSuffix(alt.ID, ".cargo-generate-lockfile") {
+				route = &d.Alternatives[i]
+			}
+		}
+	}
+	if route == nil || len(route.Commands) != 2 {
+		t.Fatalf("no cargo-generate-lockfile route with two commands: %+v", s.Request.Denials)
+	}
+	gen, again := route.Commands[0], route.Commands[1]
+	if !slices.Equal(gen[3:slices.Index(gen, "--")], own) {
+		t.Errorf("the route's first command (another grant) does not carry the run's flags, and only them: %q", gen)
+	}
+	if !slices.Equal(again[3:slices.Index(again, "--")], append(slices.Clone(own), "--role", "verifier")) {
+		t.Errorf("the route's rerun does not carry the run's flags and role: %q", again)
+	}
+	for _, cmd := range route.Commands {
+		if r := wrun(t, o, cmd[1:]...); r.code != 0 {
+			t.Fatalf("route command %q failed:\n%s", cmd, r)
+		}
+	}
+	if got := mustRead(t, filepath.Join(out, "mark")); got != mark {
+		t.Errorf("the rerun's build script wrote %q, want %q", got, mark)
+	}
+
+	// The control: the commands without the run's flags.
+	fresh()
+	strip := func(cmd []string) []string { return append(slices.Clone(cmd[1:3]), cmd[slices.Index(cmd, "--"):]...) }
+	if r := wrun(t, o, strip(gen)...); r.code != 0 {
+		t.Fatalf("control: %q failed:\n%s", strip(gen), r)
+	}
+	if r := wrun(t, o, strip(again)...); r.code == 0 || exists(filepath.Join(out, "mark")) {
+		t.Errorf("control: the rerun without the run's flags passed; the test proves nothing:\n%s", r)
+	}
+}
+
+// TestApprovalNeverOpensStartupDirs (issue 24, class 5): as root with the
+// default ceiling (full: /etc is not out of its reach), the refused create
+// of a file in /etc offers no --allow-write of /etc, and approving
+// without ids (or naming such an id) widens nothing: the retry never runs
+// and the file is never created. The unit test
+// (escalate.TestApprovalNeverOpensEtc) holds /etc/ld.so.preload itself;
+// here a harmless name stands in for it. The control: the same create in
+// a directory that is no start-up location is approved and retried.
+func TestApprovalNeverOpensStartupDirs(t *testing.T) {
+	requireABI(t, 3)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: as another user /etc is not writable whatever wrun allows")
+	}
+	ws := workspace(t)
+	target := "/etc/wrun-guard-" + scenarioNonce()
+	t.Cleanup(func() { os.Remove(target) })
+	for _, approve := range []string{`{"decision": "approve"}`, `{"decision": "approve", "alternatives": ["d1.allow-write"]}`} {
+		s, req, r := runJSON(t, runOpts{dir: ws}, "--grant", "write", "--on-denial=retry", "--retry-safe", "--approver", "echo '"+approve+"'",
+			"--", "sh", "-c", "echo '# test' > "+target)
+		if req == nil {
+			t.Fatalf("want a request for the create in /etc:\n%s", r)
+		}
+		for _, d := range req.Denials {
+			for _, alt := range d.Alternatives {
+				if slices.Contains(alt.Args, "--allow-write") && (alt.Args[1] == "/etc" || alt.Args[1] == "/") {
+					t.Errorf("offered %s %q", alt.ID, alt.Args)
+				}
+			}
+		}
+		if s.Decision == nil || s.Decision.Approved || s.Decision.Retried || exists(target) {
+			t.Errorf("approving %s: want nothing approved, no retry, no file:\n%s", approve, r)
+		}
+	}
+
+	// The control.
+	outside := workspace(t)
+	created := filepath.Join(outside, "x")
+	s, _, r := runJSON(t, runOpts{dir: ws}, "--grant", "write", "--on-denial=retry", "--retry-safe", "--approver", `echo '{"decision": "approve"}'`,
+		"--", "sh", "-c", "echo '# test' > "+created)
+	if s.Decision == nil || !s.Decision.Approved || !s.Decision.Retried || !exists(created) {
+		t.Errorf("control: the create outside every start-up location was not approved and retried:\n%s", r)
+	}
+}
