@@ -674,22 +674,28 @@ func TestRunIDJoinsSummaryReceiptRoster(t *testing.T) {
 	ws := workspace(t)
 	o := runOpts{dir: ws, env: rec.env()}
 	gate := filepath.Join(t.TempDir(), "gate")
-	type out struct {
-		s runSummary
-		r result
+	f, err := os.Create(filepath.Join(t.TempDir(), "summary.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan out, 1)
-	go func() {
-		s, _, r := runWithSummary(t, o, "--role", "scout", "--", "sh", "-c",
-			"while [ ! -e "+gate+" ]; do sleep 0.02; done; echo x > "+filepath.Join(ws, "new"))
-		done <- out{s, r}
-	}()
+	defer f.Close()
+	cmd := exec.Command(bins.wrun, wrunArgs(t, o, "--json-fd", "3", "--role", "scout", "--", "sh", "-c",
+		"while [ ! -e "+gate+" ]; do sleep 0.02; done; echo x > "+filepath.Join(ws, "new"))...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = ws, append(os.Environ(), o.env...), []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	live := waitRoster(t, o, 1)
 	mustWrite(t, gate, "")
-	got := <-done
-	s, r := got.s, got.r
-	if r.code == 0 || s.Request == nil {
-		t.Fatalf("want a failure with a request:\n%s", r)
+	err = cmd.Wait()
+	b, _ := os.ReadFile(f.Name())
+	if err := validateSummary(b); err != nil {
+		t.Fatalf("the summary is not valid against its schema: %v\n%s", err, b)
+	}
+	var s runSummary
+	if json.Unmarshal(b, &s) != nil || err == nil || s.Request == nil {
+		t.Fatalf("want a failure with a request (%v):\n%s", err, b)
 	}
 	rs := rec.receipts(t)
 	if len(rs) != 1 {

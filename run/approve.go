@@ -343,7 +343,7 @@ func approvalPrompt(req *escalate.Request) string {
 	c, err := grant.Parse(req.Ceiling)
 	if err == nil {
 		var w *escalate.Widening
-		w, err = escalate.Approve(req, escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, escalate.Ceiling{Grant: c, Source: req.CeilingSource})
+		w, err = escalate.Approve(req, escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, escalate.Ceiling{Grant: c, Write: req.CeilingWrite, Source: req.CeilingSource})
 		if err == nil && len(w.Approved) > 0 {
 			line("y grants %s (%s)", quote.Words(w.Args()), strings.Join(w.Approved, ", "))
 		}
