@@ -28,12 +28,14 @@ const MinReceiptsMaxBytes = 64 << 10
 // parses, every thinking level is one there is, every path is absolute.
 func (f *File) check() error {
 	d := &f.Defaults
-	for key, spec := range map[string]*string{"defaults.grant": d.Grant, "defaults.ceiling": d.Ceiling} {
-		if spec == nil {
-			continue
+	if d.Grant != nil {
+		if _, err := grant.Parse(*d.Grant); err != nil {
+			return f.errAt("defaults.grant", "%v", err)
 		}
-		if _, err := grant.Parse(*spec); err != nil {
-			return f.errAt(key, "%v", err)
+	}
+	if d.Ceiling != nil {
+		if _, err := grant.ParseBound(*d.Ceiling); err != nil {
+			return f.errAt("defaults.ceiling", "%v", err)
 		}
 	}
 	if d.Approver != nil && strings.TrimSpace(*d.Approver) == "" {

@@ -45,8 +45,12 @@ type Role struct {
 // Effective is the settings after the built-ins, the user config and the
 // repository file, each with its source.
 type Effective struct {
-	Grant           Value[string]
-	Ceiling         Value[string] // "" V: no ceiling set (the user's own authority)
+	Grant   Value[string]
+	Ceiling Value[string] // "" V: no ceiling set (the user's own authority); grant.Bound's syntax
+	// CeilingPlace is the file that set Ceiling, as a request's
+	// ceiling_source names it (grant.CeilingUserConfig,
+	// grant.CeilingRepoConfig); "" when none did.
+	CeilingPlace    string
 	Approver        Value[string]
 	ApproverTimeout Value[time.Duration]
 	KeepEnv         Value[[]string]
@@ -148,7 +152,10 @@ func (e *Effective) applyUser(f *File) {
 	src := userSource(f)
 	d := f.Defaults
 	setp(&e.Grant, d.Grant, src)
-	setp(&e.Ceiling, d.Ceiling, src)
+	if d.Ceiling != nil {
+		e.Ceiling = Value[string]{mustParseBound(*d.Ceiling).String(), src}
+		e.CeilingPlace = grant.CeilingUserConfig
+	}
 	setp(&e.Approver, d.Approver, src)
 	if d.ApproverTimeout != nil {
 		t, _ := parseTimeout(*d.ApproverTimeout) // checked by Parse
@@ -207,11 +214,23 @@ func sets(v *Value[[]string], s []string, src string) {
 
 // widest is the ceiling's grant: the configured one, else the user's own
 // authority.
-func (e *Effective) ceilingGrant() grant.Grant {
+func (e *Effective) ceilingBound() grant.Bound {
 	if e.Ceiling.V == "" {
-		return grant.Ceiling().Union(mustParse(e.Grant.V))
+		return grant.DefaultBound().Union(mustParse(e.Grant.V))
 	}
-	return mustParse(e.Ceiling.V)
+	return mustParseBound(e.Ceiling.V)
+}
+
+// CeilingGrant is the fields of the configured ceiling, else the user's
+// own authority.
+func (e *Effective) CeilingGrant() grant.Grant { return e.ceilingBound().Grant }
+
+func mustParseBound(spec string) grant.Bound {
+	b, err := grant.ParseBound(spec)
+	if err != nil {
+		return grant.Bound{Write: []string{}} // the narrowest: specs are checked when read
+	}
+	return b
 }
 
 func mustParse(spec string) grant.Grant {
@@ -248,12 +267,13 @@ func (e *Effective) applyRepo(f *File) error {
 		return untrusted("defaults.receipts_max_bytes")
 	}
 	if d.Ceiling != nil {
-		g := mustParse(*d.Ceiling)
-		if ex := g.Exceeds(e.ceilingGrant()); len(ex) > 0 {
+		g := mustParseBound(*d.Ceiling)
+		if ex := g.Exceeds(e.ceilingBound()); len(ex) > 0 {
 			return f.errAt("defaults.ceiling", "%s would widen the ceiling (%s, %s): a repository may only narrow it: %s",
-				g.Compact(), e.ceilingGrant().Compact(), e.Ceiling.Source, strings.Join(ex, "; "))
+				g.Compact(), e.ceilingBound().Compact(), e.Ceiling.Source, strings.Join(ex, "; "))
 		}
 		e.Ceiling = Value[string]{g.String(), src}
+		e.CeilingPlace = grant.CeilingRepoConfig
 	}
 	if d.Grant != nil {
 		g := mustParse(*d.Grant)

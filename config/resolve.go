@@ -25,6 +25,11 @@ type Flags struct {
 type Request struct {
 	Grant   Value[string]
 	Ceiling Value[string] // V "" means none set: the user's own authority
+	// CeilingPlace says where Ceiling came from as a request's
+	// ceiling_source says it: grant.CeilingFlag, grant.CeilingUserConfig,
+	// grant.CeilingRepoConfig, with " narrowed by ..." for a --ceiling the
+	// configured one narrowed; "" when none was set.
+	CeilingPlace string
 	// Role is the role's name ("" without --role).
 	Role     string
 	Model    Value[string]
@@ -46,7 +51,7 @@ type Request struct {
 func (e *Effective) Resolve(f Flags) (Request, error) {
 	var r Request
 	r.Grant = e.Grant
-	r.Ceiling = e.Ceiling
+	r.Ceiling, r.CeilingPlace = e.Ceiling, e.CeilingPlace
 	r.Thinking = Value[string]{"", SourceBuiltin}
 	r.Model = Value[string]{"", SourceBuiltin}
 	var levels []string
@@ -84,19 +89,21 @@ func (e *Effective) Resolve(f Flags) (Request, error) {
 		}
 	}
 	if f.Ceiling != "" {
-		g, err := grant.Parse(f.Ceiling)
+		g, err := grant.ParseBound(f.Ceiling)
 		if err != nil {
 			return Request{}, fmt.Errorf("--ceiling: %w", err)
 		}
+		r.CeilingPlace = grant.CeilingFlag
 		if e.Ceiling.V != "" {
-			limit := mustParse(e.Ceiling.V)
+			limit := mustParseBound(e.Ceiling.V)
 			if n, ex := g.Narrow(limit); len(ex) > 0 {
 				r.Notes = append(r.Notes, fmt.Sprintf("--ceiling narrowed to the configured ceiling (%s, %s): %s", limit.Compact(), e.Ceiling.Source, strings.Join(wordsOf(ex), "; ")))
 				g = n
+				r.CeilingPlace = grant.NarrowedBy(grant.CeilingFlag, e.CeilingPlace)
 			}
 			r.Ceiling = Value[string]{g.String(), SourceFlag + " --ceiling within " + e.Ceiling.Source}
 		} else {
-			r.Ceiling = Value[string]{f.Ceiling, SourceFlag + " --ceiling"}
+			r.Ceiling = Value[string]{g.String(), SourceFlag + " --ceiling"}
 		}
 	}
 	if f.Model != "" {

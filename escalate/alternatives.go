@@ -91,7 +91,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 	switch def.Kind {
 	case KindAllowWrite:
 		target := a.allowTarget(f, def)
-		if target == "" || !a.resolves(f, []policy.Rule{{Path: target, Access: policy.ReadWrite}}) {
+		if target == "" || guardRefusal(target, a.guarded) != "" || !a.resolves(f, []policy.Rule{{Path: target, Access: policy.ReadWrite}}) {
 			return Alternative{}, false
 		}
 		x.target = target
@@ -115,6 +115,9 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		if !a.resolves(f, a.grantRules(x.newGrant)) {
 			return Alternative{}, false
 		}
+		if x.newGrant.Files == grant.FilesWrite && a.p.Grant.Files < grant.FilesWrite && guardRefusal(a.p.Workdir, nil) != "" {
+			return Alternative{}, false // the workspace is a system start-up location
+		}
 		alt.Args = []string{"--grant", x.newGrant.Compact()}
 		alt.Grant = x.newGrant.String()
 		equivalent = x.newGrant
@@ -122,7 +125,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		alt.Grant = x.routeGrant.String()
 		equivalent = x.routeGrant
 		for _, cmd := range def.Commands {
-			alt.Commands = append(alt.Commands, x.tokens(cmd))
+			alt.Commands = append(alt.Commands, a.carry(x.tokens(cmd)))
 		}
 	case KindAskParent:
 		equivalent = a.p.Grant
@@ -150,7 +153,10 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 func (a *Analyzer) exceeds(g grant.Grant, alt Alternative) []string {
 	ex := widening(a.p.Grant, g, a.ceiling.Grant)
 	if alt.Kind == KindAllowWrite && len(ex) > 0 {
-		return []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", quote.Word(alt.Args[1]), g.Compact(), strings.Join(ex, "; "))}
+		ex = []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", quote.Word(alt.Args[1]), g.Compact(), strings.Join(ex, "; "))}
+	}
+	if alt.Kind == KindAllowWrite && !a.ceiling.Bound().WriteAllowed(alt.Args[1]) {
+		ex = append(ex, outsideCeilingPaths(alt.Args[1], a.ceiling))
 	}
 	return ex
 }
@@ -343,4 +349,30 @@ func (a *Analyzer) wouldProtect(root string) []access.Hole {
 		}
 	}
 	return out
+}
+
+// outsideCeilingPaths says that an --allow-write of path lies outside the
+// ceiling's paths.
+func outsideCeilingPaths(path string, c Ceiling) string {
+	return fmt.Sprintf("--allow-write %s lies outside the ceiling's %s=%s", quote.Word(path), grant.BoundWriteKey, strings.Join(c.Write, ":"))
+}
+
+// carry puts the run's own flags (Facts.Flags, and RoleFlags when the
+// command runs under the run's own grant) into a route command line, just
+// before its "--", so that running the line reruns what wrun's own retry
+// would.
+func (a *Analyzer) carry(line []string) []string {
+	dash := slices.Index(line, "--")
+	if dash < 0 || len(a.facts.Flags)+len(a.facts.RoleFlags) == 0 {
+		return line
+	}
+	flags := a.facts.Flags
+	if dash == 3 && line[1] == "--grant" {
+		if g, err := grant.Parse(line[2]); err == nil && g.Equal(a.p.Grant) {
+			flags = append(slices.Clone(flags), a.facts.RoleFlags...)
+		}
+	}
+	out := slices.Clone(line[:dash])
+	out = append(out, flags...)
+	return append(out, line[dash:]...)
 }

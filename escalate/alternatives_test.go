@@ -11,11 +11,11 @@ import (
 )
 
 func ceilingOf(t testing.TB, spec, source string) *Ceiling {
-	g, err := grant.Parse(spec)
+	b, err := grant.ParseBound(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Ceiling{Grant: g, Source: source}
+	return &Ceiling{Grant: b.Grant, Write: b.Write, Source: source}
 }
 
 // existing returns an Exists that knows only the given paths (and their
@@ -174,10 +174,13 @@ func TestAlternatives(t *testing.T) {
 			want:  "use-tmpdir:route ask-parent:ask-parent",
 		},
 		{
+			// The workspace holds protected paths (.git/config, hooks): no
+			// --allow-write of a directory above them; files=write, which
+			// protects them, is offered.
 			name: "the same with mounted protection", grant: "verify",
 			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: ProtectExact},
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
-			want:  "use-tmpdir:route allow-write:allow-write files-write:grant ask-parent:ask-parent",
+			want:  "use-tmpdir:route files-write:grant ask-parent:ask-parent",
 		},
 		{
 			name: "workspace write beyond a files=read ceiling", grant: "verify",

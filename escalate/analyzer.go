@@ -52,6 +52,13 @@ type Facts struct {
 	// Argv is the command being run; routes rewrite it ("cargo test
 	// --offline").
 	Argv []string
+	// Flags are the run's own wrun flags that shape it (--workdir,
+	// --allow-write, --keep-env, --ceiling, ...): every route command
+	// carries them, so that running it is running what wrun's own retry
+	// runs. RoleFlags (--role, --model, --thinking) are carried only by a
+	// route command under the run's own grant: a role's grant would
+	// narrow any other.
+	Flags, RoleFlags []string
 	// Exists reports whether a path exists (os.Lstat succeeds). It picks
 	// an existing path for --allow-write (wrun refuses a missing one), the
 	// repository whose config a new writable root would carve around, and
@@ -72,6 +79,7 @@ type Analyzer struct {
 	caches  []toolCache
 	cat     *catalogue
 	getenv  func(string) string
+	guarded []string // Guarded
 }
 
 // New returns an Analyzer for policy p. It fails only if the embedded
@@ -97,6 +105,7 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	parent, _ := envlist.Lookup(f.Env, EnvGrant)
 	a.nested = parent != ""
 	a.caches = toolCaches(p.Workdir, f.Home, a.getenv)
+	a.guarded = a.Guarded()
 	return a, nil
 }
 

@@ -15,36 +15,38 @@ import (
 	"github.com/wrun-dev/wrun/policy"
 )
 
-// Where a ceiling came from (Ceiling.Source).
+// Where a ceiling came from (Ceiling.Source): grant owns the vocabulary.
 const (
-	// CeilingDefault is grant.Ceiling(): the invoking user's own authority,
-	// desktop off.
-	CeilingDefault = "default"
-	// CeilingFlag is the --ceiling flag.
-	CeilingFlag = "--ceiling"
-	// EnvCeiling is the variable that carries the ceiling to every child,
-	// so a nested wrun inherits it.
-	EnvCeiling = "WRUN_CEILING"
-	// EnvGrant is the variable that carries the effective grant to every
-	// child; a nested wrun's ceiling never exceeds it.
-	EnvGrant = "WRUN_GRANT"
+	CeilingDefault = grant.CeilingDefault
+	CeilingFlag    = grant.CeilingFlag
+	EnvCeiling     = grant.EnvCeiling
+	EnvGrant       = grant.EnvGrant
 )
 
 // Ceiling bounds every approval: no alternative that exceeds it is
 // offered, and no widening beyond it is approved. Package run computes it
 // (run.Resolve); here it is only checked against.
 type Ceiling struct {
+	// Grant bounds the fields; Write, when not nil, the directories an
+	// approved --allow-write may lie in (grant.Bound).
 	Grant grant.Grant
-	// Source says where it came from: CeilingDefault, CeilingFlag or
-	// EnvCeiling, with " narrowed by WRUN_GRANT" when the enclosing run's
-	// grant narrowed it.
+	Write []string
+	// Source says where it came from (grant.CeilingDefault, ...), with
+	// " narrowed by PLACE" for each narrowing.
 	Source string
+	// Guarded are this run's paths no approval may open a directory
+	// above: its hidden and protected paths (Analyzer.Guarded). System
+	// start-up locations are guarded whatever it holds (StartupDirs).
+	Guarded []string
 }
+
+// Bound is the ceiling's spec part: its fields and paths.
+func (c Ceiling) Bound() grant.Bound { return grant.Bound{Grant: c.Grant, Write: c.Write} }
 
 // String renders the ceiling and its source: "verify,network=off (from
 // WRUN_CEILING)".
 func (c Ceiling) String() string {
-	return c.Grant.Compact() + " (from " + c.Source + ")"
+	return c.Bound().Compact() + " (from " + c.Source + ")"
 }
 
 // CeilingError is a widening the ceiling forbids.
@@ -251,6 +253,12 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 				return nil, fmt.Errorf("approving %s: args %q are not --allow-write PATH", id, alt.Args)
 			}
 			p := filepath.Clean(alt.Args[1])
+			if why := guardRefusal(p, ceiling.Guarded); why != "" {
+				return nil, fmt.Errorf("approving %s: no approval opens it: %s", id, why)
+			}
+			if !ceiling.Bound().WriteAllowed(p) {
+				exceeded = append(exceeded, outsideCeilingPaths(p, ceiling))
+			}
 			field := map[string]string{"shell": "full"}
 			if policy.Within(p, req.Workdir) {
 				field = map[string]string{"files": "write"}
@@ -349,8 +357,12 @@ func withinCeiling(req *Request, cur grant.Grant, alt Alternative, ceiling Ceili
 	}
 	switch alt.Args[0] {
 	case "--allow-write":
+		p := filepath.Clean(alt.Args[1])
+		if guardRefusal(p, ceiling.Guarded) != "" || !ceiling.Bound().WriteAllowed(p) {
+			return false
+		}
 		field := map[string]string{"shell": "full"}
-		if policy.Within(filepath.Clean(alt.Args[1]), req.Workdir) {
+		if policy.Within(p, req.Workdir) {
 			field = map[string]string{"files": "write"}
 		}
 		return len(widening(cur, applySet(cur, field), ceiling.Grant)) == 0

@@ -44,19 +44,21 @@ func humanText(req *Request) []string {
 // that no escape sequence, newline or direction override in it reaches
 // the terminal, while the JSON keeps it as it is.
 func TestHostilePathsAreQuoted(t *testing.T) {
+	// (Every path exists in this fixture, the workspace's .git/config
+	// too: no --allow-write of the workspace above it is offered.)
 	tests := []struct {
 		name, grant, path, want string
 	}{
 		{"clear screen and newline", "inspect", ws + "/x\x1b[2J\ny",
-			`wrun: denied create $'/home/u/proj/x\e[2J\ny' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --allow-write /home/u/proj`},
+			`wrun: denied create $'/home/u/proj/x\e[2J\ny' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --grant inspect,files=write`},
 		{"right-to-left override", "verify", home + "/.cache/a\u202etxt.exe",
 			`wrun: denied create $'/home/u/.cache/a\u202etxt.exe' (shell=verify keeps the user's cache directory read-only). Try: --allow-write /home/u/.cache; or --grant verify,shell=full`},
 		{"C1 CSI and DEL", "inspect", ws + "/a\u009b2J\x7f",
-			`wrun: denied create $'/home/u/proj/a\u009b2J\x7f' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --allow-write /home/u/proj`},
+			`wrun: denied create $'/home/u/proj/a\u009b2J\x7f' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --grant inspect,files=write`},
 		{"not UTF-8", "inspect", ws + "/a\xff",
-			`wrun: denied create $'/home/u/proj/a\xff' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --allow-write /home/u/proj`},
+			`wrun: denied create $'/home/u/proj/a\xff' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --grant inspect,files=write`},
 		{"a space", "inspect", ws + "/my file",
-			`wrun: denied create '/home/u/proj/my file' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --allow-write /home/u/proj`},
+			`wrun: denied create '/home/u/proj/my file' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --grant inspect,files=write`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

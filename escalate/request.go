@@ -14,18 +14,18 @@ import (
 )
 
 // SchemaID identifies the request format; it is the $id of
-// schema/request.v1.json. Version changes with any change a reader must
+// schema/request.v2.json. Version changes with any change a reader must
 // know of.
 const (
-	SchemaID      = "https://wrun.dev/schema/escalation-request.v1.json"
-	SchemaVersion = 1
+	SchemaID      = "https://wrun.dev/schema/escalation-request.v2.json"
+	SchemaVersion = 2
 )
 
-//go:embed schema/request.v1.json
+//go:embed schema/request.v2.json
 var requestSchemaJSON []byte
 
 // RequestSchema returns the published JSON Schema of the request (a copy of
-// schema/request.v1.json). wrun does not validate its own requests at run
+// schema/request.v2.json). wrun does not validate its own requests at run
 // time; its tests check every request they build against this schema.
 func RequestSchema() []byte { return bytes.Clone(requestSchemaJSON) }
 
@@ -42,8 +42,11 @@ const (
 // run, each with what withheld it and the alternatives. It is what
 // --escalation-file writes and --json prints.
 type Request struct {
-	Schema  string   `json:"schema"`
-	Version int      `json:"version"`
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	// RunID names the run: its summary's run_id, its receipt's and its
+	// roster entry's id.
+	RunID   string   `json:"run_id"`
 	Time    string   `json:"time"`
 	Command []string `json:"command"`
 	Workdir string   `json:"workdir"`
@@ -54,10 +57,13 @@ type Request struct {
 	// AllowWrite and AllowRead are the run's extra paths.
 	AllowWrite []string `json:"allow_write"`
 	AllowRead  []string `json:"allow_read"`
-	// Ceiling bounds every alternative; CeilingSource says where it came
-	// from.
-	Ceiling       string `json:"ceiling"`
-	CeilingSource string `json:"ceiling_source"`
+	// Ceiling bounds every alternative: its fields here, and in
+	// CeilingWrite the directories an approved --allow-write may lie in
+	// (["/"] when it bounds no path); grant.Bound is its syntax.
+	// CeilingSource says where it came from (grant.CeilingDefault, ...).
+	Ceiling       string   `json:"ceiling"`
+	CeilingWrite  []string `json:"ceiling_write"`
+	CeilingSource string   `json:"ceiling_source"`
 	// Nested is set when this wrun runs inside another.
 	Nested   bool `json:"nested"`
 	Degraded bool `json:"degraded"`
@@ -91,6 +97,8 @@ type DeniedAct struct {
 
 // Run is what a request says about the run besides its denials.
 type Run struct {
+	// RunID names the run (run.NewID).
+	RunID string
 	// Time is when the run ended.
 	Time     time.Time
 	ExitCode int
@@ -186,6 +194,7 @@ func (a *Analyzer) request(run Run, ds []sandbox.Denial) *Request {
 	req := &Request{
 		Schema:        SchemaID,
 		Version:       SchemaVersion,
+		RunID:         run.RunID,
 		Time:          run.Time.UTC().Format(time.RFC3339),
 		Command:       slices.Clone(a.argv()),
 		Workdir:       a.p.Workdir,
@@ -194,6 +203,7 @@ func (a *Analyzer) request(run Run, ds []sandbox.Denial) *Request {
 		AllowWrite:    nonNil(allowWrite),
 		AllowRead:     nonNil(allowRead),
 		Ceiling:       a.ceiling.Grant.String(),
+		CeilingWrite:  a.ceiling.Write,
 		CeilingSource: a.ceiling.Source,
 		Nested:        a.nested,
 		Degraded:      run.Degraded,
@@ -201,6 +211,9 @@ func (a *Analyzer) request(run Run, ds []sandbox.Denial) *Request {
 	}
 	if req.Command == nil {
 		req.Command = []string{}
+	}
+	if req.CeilingWrite == nil {
+		req.CeilingWrite = []string{"/"}
 	}
 	req.Denials = a.acts(ds, "d")
 	return req

@@ -12,7 +12,7 @@ import (
 	"github.com/wrun-dev/wrun/verify"
 )
 
-var runEnd = Run{Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ExitCode: 1}
+var runEnd = Run{RunID: "20261201T100000Z-0123abcd", Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ExitCode: 1}
 
 // validateRequest checks a request document against the published schema.
 func validateRequest(doc []byte) error { return schematest.Validate(RequestSchema(), doc) }
@@ -185,7 +185,7 @@ func TestEveryRequestValidates(t *testing.T) {
 				f := Facts{Protection: prot, Ceiling: c, Argv: argvs[(n+i)%len(argvs)],
 					VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}}
 				a := analyzer(t, spec, f)
-				req := mustRequest(t, a, Run{Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectExact}, denials)
+				req := mustRequest(t, a, Run{RunID: runEnd.RunID, Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectExact}, denials)
 				for _, d := range req.Denials {
 					checkAlternatives(t, a, d.Alternatives)
 				}
@@ -228,20 +228,25 @@ func TestSchemaRejects(t *testing.T) {
 		mutate func(m map[string]any)
 		where  string
 	}{
-		{"missing grant", func(m map[string]any) { delete(m, "grant") }, `/: "grant" is required`},
-		{"extra property", func(m map[string]any) { m["sandbox"] = "off" }, `property "sandbox" is not allowed`},
-		{"version 2", func(m map[string]any) { m["version"] = 2 }, "/version"},
+		{"missing grant", func(m map[string]any) { delete(m, "grant") }, `missing property 'grant'`},
+		{"extra property", func(m map[string]any) { m["sandbox"] = "off" }, `additional properties 'sandbox' not allowed`},
+		{"version 1", func(m map[string]any) { m["version"] = 1 }, "/version"},
+		{"no run id", func(m map[string]any) { delete(m, "run_id") }, "run_id"},
+		{"an unknown ceiling source", func(m map[string]any) { m["ceiling_source"] = "config" }, "/ceiling_source"},
+		{"a route command without the grant", func(m map[string]any) {
+			alt(m, 0, 0)["commands"] = []any{[]any{"wrun", "--", "cargo", "fetch", "now"}}
+		}, "/denials/0/alternatives/0/commands/0"},
 		{"bad time", func(m map[string]any) { m["time"] = "yesterday" }, "/time"},
 		{"relative workdir", func(m map[string]any) { m["workdir"] = "proj" }, "/workdir"},
 		{"bad grant", func(m map[string]any) { m["grant"] = "verify" }, "/grant"},
-		{"no denials", func(m map[string]any) { m["denials"] = []any{} }, "/denials: has 0 items"},
-		{"neither path nor addr", func(m map[string]any) { delete(den(m, 0), "path") }, "/denials/0: matches none of anyOf"},
+		{"no denials", func(m map[string]any) { m["denials"] = []any{} }, "at '/denials': minItems"},
+		{"neither path nor addr", func(m map[string]any) { delete(den(m, 0), "path") }, "at '/denials/0': 'anyOf' failed"},
 		{"bad evidence", func(m map[string]any) { den(m, 0)["evidence"] = "guessed" }, "/denials/0/evidence"},
 		{"count zero", func(m map[string]any) { den(m, 0)["count"] = 0 }, "/denials/0/count"},
-		{"fractional exit code", func(m map[string]any) { m["exit_code"] = 1.5 }, "/exit_code: is a number, want integer"},
+		{"fractional exit code", func(m map[string]any) { m["exit_code"] = 1.5 }, "at '/exit_code': got number, want integer"},
 		{"unknown field", func(m map[string]any) { den(m, 0)["withheld_by"].(map[string]any)["field"] = "magic" }, "/denials/0/withheld_by/field"},
-		{"beyond the ceiling yet within", func(m map[string]any) { alt(m, 1, 0)["within_ceiling"] = true }, "/denials/1/alternatives/0: matches 0 of oneOf"},
-		{"allow-write without a path", func(m map[string]any) { alt(m, 0, 1)["args"] = []any{"--allow-write"} }, "/denials/0/alternatives/1: matches 0 of oneOf"},
+		{"beyond the ceiling yet within", func(m map[string]any) { alt(m, 1, 0)["within_ceiling"] = true }, "at '/denials/1/alternatives/0': 'oneOf' failed"},
+		{"allow-write without a path", func(m map[string]any) { alt(m, 0, 1)["args"] = []any{"--allow-write"} }, "at '/denials/0/alternatives/1': 'oneOf' failed"},
 		{"a command that is not wrun", func(m map[string]any) {
 			alt(m, 0, 0)["commands"] = []any{[]any{"cargo", "fetch", "now"}}
 		}, "/denials/0/alternatives/0/commands/0/0"},

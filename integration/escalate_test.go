@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/internal/schematest"
+	runpkg "github.com/wrun-dev/wrun/run"
 )
 
 // summary is the --json object a run prints on stderr at exit.
@@ -29,7 +31,26 @@ type summary struct {
 }
 
 // validateRequest checks a request document against the published schema.
-func validateRequest(doc []byte) error { return schematest.Validate(escalate.RequestSchema(), doc) }
+func validateRequest(doc []byte) error { return validate(escalate.RequestSchema(), doc) }
+
+// validateSummary checks a --json summary against the published schema.
+func validateSummary(doc []byte) error { return validate(runpkg.SummarySchema(), doc) }
+
+// compiled are the schemas compiled so far, by their text.
+var compiled sync.Map
+
+// validate checks doc against schema, compiling each schema once.
+func validate(schema, doc []byte) error {
+	s, ok := compiled.Load(string(schema))
+	if !ok {
+		c, err := schematest.Compile(schema)
+		if err != nil {
+			return err
+		}
+		s, _ = compiled.LoadOrStore(string(schema), c)
+	}
+	return s.(*schematest.Schema).Validate(doc)
+}
 
 // runJSON runs wrun --json and returns its summary, with the request
 // checked against the schema.
@@ -40,6 +61,9 @@ func runJSON(t *testing.T, o runOpts, args ...string) (summary, *escalate.Reques
 	var s summary
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
 		t.Fatalf("--json summary: %v\n%s", err, r)
+	}
+	if err := validateSummary([]byte(lines[len(lines)-1])); err != nil {
+		t.Fatalf("the summary is not valid against its schema: %v\n%s", err, lines[len(lines)-1])
 	}
 	if len(s.Request) == 0 {
 		return s, nil, r

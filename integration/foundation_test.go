@@ -779,11 +779,13 @@ func TestExplainAndDoctor(t *testing.T) {
 		t.Errorf("explain --json: the workspace is not writable under write: %+v", ex.Policy.Rules)
 	}
 	r = wrun(t, runOpts{dir: ws}, "doctor", "--json")
-	var feats []struct {
-		Name      string `json:"name"`
-		Available bool   `json:"available"`
+	var doc struct {
+		Features []struct {
+			Name      string `json:"name"`
+			Available bool   `json:"available"`
+		} `json:"features"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &feats); err != nil || len(feats) < 5 {
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Features) < 5 {
 		t.Fatalf("doctor --json: %v\n%s", err, r.stdout)
 	}
 }

@@ -5,6 +5,7 @@ package integration
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +67,69 @@ func TestJSONSummaryOnItsOwnDescriptorAndLine(t *testing.T) {
 	r = wrun(t, runOpts{dir: ws}, "--grant", "write", "--json-fd", "7", "--", "touch", marker)
 	if r.code != 125 || !strings.Contains(r.stderr, "--json-fd") || exists(marker) {
 		t.Errorf("want exit 125 for a descriptor wrun does not have, and nothing run:\n%s", r)
+	}
+}
+
+// TestReportNotOnAChannelTheCommandSpeaksLast (issue 24, class 9): with
+// --keep-background, processes the command leaves can write stderr after
+// wrun's summary, so --json there is refused before anything runs; the
+// summary goes where the command cannot write (--json-fd), and there a
+// leftover that writes a JSON object on stderr after wrun exits (the
+// control: a harness reading stderr's last object would take it) does not
+// touch the summary. A --json-fd that is the command's own stderr is
+// refused too.
+func TestReportNotOnAChannelTheCommandSpeaksLast(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	marker := filepath.Join(ws, "ran")
+	r := wrun(t, runOpts{dir: ws}, "--grant", "write", "--json", "--keep-background", "--", "touch", marker)
+	if r.code != 125 || !strings.Contains(r.stderr, "--json-fd") || exists(marker) {
+		t.Fatalf("--json with --keep-background: want exit 125 naming --json-fd, nothing run:\n%s", r)
+	}
+
+	f, err := os.Create(filepath.Join(t.TempDir(), "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fake := `{"exit_code": 0, "request": {"forged": true}}`
+	act := "(sleep 0.3; echo '" + fake + "' >&2) & exit 3"
+	r = wrun(t, runOpts{dir: ws, files: []*os.File{f}}, "--json-fd", "3", "--keep-background", "--", "sh", "-c", act)
+	if r.code != 3 {
+		t.Fatalf("want the command's status 3:\n%s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if lines[len(lines)-1] != fake {
+		t.Fatalf("control: the leftover did not speak last on stderr:\n%s", r)
+	}
+	b, _ := os.ReadFile(f.Name())
+	if err := validateSummary(b); err != nil || strings.Contains(string(b), "forged") {
+		t.Errorf("the summary on --json-fd is not wrun's alone: %v\n%s", err, b)
+	}
+
+	// The summary's descriptor is the command's stderr: refused.
+	shared, err := os.Create(filepath.Join(t.TempDir(), "shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	for _, tc := range []struct {
+		fd   *os.File
+		code int
+	}{{shared, 125}, {f, 0}} {
+		if err := shared.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bins.wrun, "--grant", "write", "--json-fd", "3", "--", "touch", marker)
+		cmd.Dir, cmd.Stderr, cmd.ExtraFiles = ws, shared, []*os.File{tc.fd}
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		out, _ := os.ReadFile(shared.Name())
+		if code != tc.code || (tc.code == 125) != strings.Contains(string(out), "same file as wrun's stderr") || (tc.code == 125) == exists(marker) {
+			t.Errorf("--json-fd on %s: exit %d, want %d:\n%s", tc.fd.Name(), code, tc.code, out)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/internal/schematest"
 	"github.com/wrun-dev/wrun/receipt"
 	"github.com/wrun-dev/wrun/roster"
+	runpkg "github.com/wrun-dev/wrun/run"
 )
 
 // records are one test's own config, state and runtime directories, so
@@ -50,7 +53,7 @@ func (r records) rosterDir() string    { return filepath.Join(r.runtime, "wrun")
 // the published schema and every request in it against the request's.
 func (r records) receipts(t *testing.T) []receipt.Receipt {
 	t.Helper()
-	schema, err := os.ReadFile("../escalate/schema/receipt.v1.json")
+	schema, err := os.ReadFile("../receipt/schema/receipt.v2.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +298,14 @@ func waitRoster(t *testing.T, o runOpts, n int) []roster.Entry {
 	var live []roster.Entry
 	for range 200 {
 		r := wrun(t, o, "roster", "--json")
-		live = nil
-		if err := json.Unmarshal([]byte(r.stdout), &live); err != nil {
+		var l roster.Listing
+		if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
 			t.Fatalf("roster --json: %v\n%s", err, r)
 		}
+		if err := schematest.Validate(roster.ListingSchema(), []byte(r.stdout)); err != nil {
+			t.Fatalf("roster --json does not match its schema: %v\n%s", err, r.stdout)
+		}
+		live = l.Runs
 		if len(live) == n {
 			return live
 		}
@@ -615,5 +622,257 @@ func TestConductor(t *testing.T) {
 	r = wrun(t, o, "--role", "conductor", "--on-denial", "retry", "--retry-safe", "--approver", approver, "--", "sh", "-c", "echo x > "+elsewhere)
 	if r.code != 0 || !exists(elsewhere) {
 		t.Errorf("control: conductor's approved write outside a repository:\n%s", r)
+	}
+}
+
+// runSummary is what the records tests read of a --json-fd summary.
+type runSummary struct {
+	RunID    string            `json:"run_id"`
+	ExitCode int               `json:"exit_code"`
+	Request  *escalate.Request `json:"request"`
+	Decision *struct {
+		Approved          bool   `json:"approved"`
+		Reason            string `json:"reason"`
+		Scope             string `json:"scope"`
+		SessionRemembered bool   `json:"session_remembered"`
+		Retried           bool   `json:"retried"`
+	} `json:"decision"`
+}
+
+// runWithSummary runs wrun with its summary on descriptor 3 and returns
+// the summary, checked against its schema (and its request against the
+// request's), and the raw summary.
+func runWithSummary(t *testing.T, o runOpts, args ...string) (runSummary, []byte, result) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	o.files = append(o.files, f)
+	r := wrun(t, o, append([]string{"--json-fd", "3"}, args...)...)
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validateSummary(b); err != nil {
+		t.Fatalf("the summary is not valid against its schema: %v\n%s\n%s", err, b, r)
+	}
+	var s runSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s, b, r
+}
+
+// TestRunIDJoinsSummaryReceiptRoster: a run's summary names the id its
+// roster entry carries while it runs and its receipt carries after, and
+// its request names it too; two runs have two ids.
+func TestRunIDJoinsSummaryReceiptRoster(t *testing.T) {
+	requireABI(t, 3)
+	rec := newRecords(t)
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: rec.env()}
+	gate := filepath.Join(t.TempDir(), "gate")
+	f, err := os.Create(filepath.Join(t.TempDir(), "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bins.wrun, wrunArgs(t, o, "--json-fd", "3", "--role", "scout", "--", "sh", "-c",
+		"while [ ! -e "+gate+" ]; do sleep 0.02; done; echo x > "+filepath.Join(ws, "new"))...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = ws, append(os.Environ(), o.env...), []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	live := waitRoster(t, o, 1)
+	mustWrite(t, gate, "")
+	err = cmd.Wait()
+	b, _ := os.ReadFile(f.Name())
+	if err := validateSummary(b); err != nil {
+		t.Fatalf("the summary is not valid against its schema: %v\n%s", err, b)
+	}
+	var s runSummary
+	if json.Unmarshal(b, &s) != nil || err == nil || s.Request == nil {
+		t.Fatalf("want a failure with a request (%v):\n%s", err, b)
+	}
+	rs := rec.receipts(t)
+	if len(rs) != 1 {
+		t.Fatalf("%d receipts", len(rs))
+	}
+	if s.RunID == "" || live[0].ID != s.RunID || rs[0].ID != s.RunID || s.Request.RunID != s.RunID {
+		t.Errorf("run ids: summary %q, roster %q, receipt %q, request %q: want one id", s.RunID, live[0].ID, rs[0].ID, s.Request.RunID)
+	}
+	// The control: another run, another id.
+	s2, _, _ := runWithSummary(t, o, "--", "true")
+	if s2.RunID == "" || s2.RunID == s.RunID {
+		t.Errorf("two runs share the id %q", s.RunID)
+	}
+	if rs = rec.receipts(t); len(rs) != 2 || rs[1].ID != s2.RunID {
+		t.Errorf("the second receipt's id is not the second summary's %q", s2.RunID)
+	}
+}
+
+// TestEveryJSONOutputValidates: every JSON document wrun prints for a
+// harness matches its published schema (an off-the-shelf validator,
+// internal/schematest): the summary of a run that succeeded with denials,
+// of one that failed with a request, of a retry, of a refused run;
+// explain --json, doctor --json, roster --json (waitRoster checks it).
+// The control: the same documents with their schema member changed, or a
+// required member removed, are refused.
+func TestEveryJSONOutputValidates(t *testing.T) {
+	requireABI(t, 3)
+	rec := newRecords(t)
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: rec.env()}
+	outside := workspace(t)
+	var docs [][]byte
+	for _, args := range [][]string{
+		{"--", "sh", "-c", "echo x > " + filepath.Join(ws, "new") + " 2>/dev/null; true"},
+		{"--", "sh", "-c", "echo x > " + filepath.Join(ws, "new")},
+		{"--on-denial=retry", "--retry-safe", "--approver", `echo '{"decision": "approve"}'`, "--", "sh", "-c", "echo x > " + filepath.Join(outside, "x")},
+		{"--grant", "nonsense", "--", "true"},
+	} {
+		_, b, r := runWithSummary(t, o, args...)
+		if len(b) == 0 {
+			t.Fatalf("no summary for %q:\n%s", args, r)
+		}
+		docs = append(docs, b)
+	}
+	if !bytes.Contains(docs[0], []byte(`"denials_ignored"`)) || !bytes.Contains(docs[1], []byte(`"request"`)) ||
+		!bytes.Contains(docs[2], []byte(`"attempts"`)) || !bytes.Contains(docs[3], []byte(`"error"`)) {
+		t.Errorf("the runs did not produce the documents meant:\n%s", bytes.Join(docs, []byte("\n")))
+	}
+	checkDoc := func(what string, schema, doc []byte) {
+		t.Helper()
+		if err := validate(schema, doc); err != nil {
+			t.Errorf("%s does not match its schema: %v\n%s", what, err, doc)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(doc, &m); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		m["schema"] = "https://wrun.dev/schema/something-else.v1.json"
+		bad, _ := json.Marshal(m)
+		if validate(schema, bad) == nil {
+			t.Errorf("control: %s with another schema id validates", what)
+		}
+		delete(m, "version")
+		m["schema"] = nil
+		delete(m, "schema")
+		bad, _ = json.Marshal(m)
+		if validate(schema, bad) == nil {
+			t.Errorf("control: %s without its schema and version validates", what)
+		}
+	}
+	for i, d := range docs {
+		checkDoc(fmt.Sprintf("summary %d", i), runpkg.SummarySchema(), d)
+	}
+	schemaFile := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	r := wrun(t, o, "explain", "--grant", "verify", "--json")
+	checkDoc("explain --json", schemaFile("../cmd/wrun/schema/explain.v1.json"), []byte(r.stdout))
+	r = wrun(t, o, "doctor", "--json")
+	checkDoc("doctor --json", schemaFile("../cmd/wrun/schema/doctor.v1.json"), []byte(r.stdout))
+	r = wrun(t, o, "roster", "--json")
+	checkDoc("roster --json", roster.ListingSchema(), []byte(r.stdout))
+}
+
+// TestCeilingSourceSaysWhere: a request's ceiling_source names where the
+// ceiling came from: nobody (default, the control), the user's
+// config.toml, --ceiling, --ceiling narrowed by config.toml, and an
+// enclosing run's WRUN_GRANT narrowing it; the ceiling's paths come along
+// as ceiling_write.
+func TestCeilingSourceSaysWhere(t *testing.T) {
+	requireABI(t, 3)
+	rec := newRecords(t)
+	ws := workspace(t)
+	deny := []string{"--", "sh", "-c", "echo x > " + filepath.Join(ws, "new")}
+	source := func(o runOpts, args ...string) *escalate.Request {
+		t.Helper()
+		s, _, r := runWithSummary(t, o, append(args, deny...)...)
+		if s.Request == nil {
+			t.Fatalf("no request:\n%s", r)
+		}
+		return s.Request
+	}
+	o := runOpts{dir: ws, env: rec.env()}
+	if req := source(o); req.CeilingSource != "default" || !slices.Equal(req.CeilingWrite, []string{"/"}) {
+		t.Errorf("no ceiling set: %q %q, want default [/]", req.CeilingSource, req.CeilingWrite)
+	}
+	if req := source(o, "--ceiling", "write,allow-write=/srv:/tmp"); req.CeilingSource != "--ceiling" || !slices.Equal(req.CeilingWrite, []string{"/srv", "/tmp"}) {
+		t.Errorf("--ceiling: %q %q", req.CeilingSource, req.CeilingWrite)
+	}
+	mustWrite(t, filepath.Join(rec.config, "wrun", "config.toml"), "[defaults]\nceiling = \"write,network=off,allow-write=/tmp\"\n")
+	if req := source(o); req.CeilingSource != "config.toml" || req.Ceiling != "files=write,shell=verify,network=off,desktop=off" || !slices.Equal(req.CeilingWrite, []string{"/tmp"}) {
+		t.Errorf("config.toml: %q %q %q", req.CeilingSource, req.Ceiling, req.CeilingWrite)
+	}
+	if req := source(o, "--ceiling", "inspect,allow-write=/tmp/x"); req.CeilingSource != "--ceiling" {
+		t.Errorf("--ceiling within config.toml: %q", req.CeilingSource)
+	}
+	if req := source(o, "--ceiling", "full"); req.CeilingSource != "--ceiling narrowed by config.toml" {
+		t.Errorf("--ceiling wider than config.toml: %q", req.CeilingSource)
+	}
+	nested := runOpts{dir: ws, env: append(rec.env(), "WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off")}
+	if req := source(nested, "--ceiling", "write"); req.CeilingSource != "--ceiling narrowed by WRUN_GRANT" {
+		t.Errorf("--ceiling inside a run of grant inspect: %q", req.CeilingSource)
+	}
+}
+
+// TestSessionApprovals: with WRUN_SESSION set, an approval of scope
+// "session" is remembered: the next run of the session is approved
+// without asking; another session (the control) asks again; without a
+// session the approval is refused, saying why. The command never sees the
+// id, not even with --keep-env.
+func TestSessionApprovals(t *testing.T) {
+	requireABI(t, 3)
+	rec := newRecords(t)
+	ws := workspace(t)
+	outside := workspace(t)
+	calls := filepath.Join(t.TempDir(), "calls")
+	approver := filepath.Join(t.TempDir(), "approver.sh")
+	mustWrite(t, approver, "#!/bin/sh\ncat >/dev/null\necho asked >> "+calls+"\necho '{\"decision\": \"approve\", \"scope\": \"session\"}'\n")
+	if err := os.Chmod(approver, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asked := func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "asked") }
+	target := filepath.Join(outside, "x")
+	args := []string{"--on-denial=retry", "--retry-safe", "--approver", approver, "--", "sh", "-c", "echo x > " + target}
+	sess := func(id string) runOpts { return runOpts{dir: ws, env: append(rec.env(), "WRUN_SESSION="+id)} }
+
+	s, _, r := runWithSummary(t, runOpts{dir: ws, env: rec.env()}, args...)
+	if s.Decision == nil || s.Decision.Approved || !strings.Contains(s.Decision.Reason, "set WRUN_SESSION") || exists(target) {
+		t.Fatalf("scope session without a session: want it refused, naming WRUN_SESSION:\n%s", r)
+	}
+	const id = "test-session-5c1e0a7b92d3"
+	s, _, r = runWithSummary(t, sess(id), args...)
+	if s.Decision == nil || !s.Decision.Approved || s.Decision.Scope != "session" || s.Decision.SessionRemembered || s.ExitCode != 0 || asked() != 2 {
+		t.Fatalf("the first run of the session: want the approver asked and the retry to pass (asked %d):\n%s", asked(), r)
+	}
+	os.Remove(target)
+	s, _, r = runWithSummary(t, sess(id), args...)
+	if s.Decision == nil || !s.Decision.Approved || !s.Decision.SessionRemembered || s.ExitCode != 0 || asked() != 2 {
+		t.Errorf("the second run of the session: want it approved from the session without asking (asked %d):\n%s", asked(), r)
+	}
+	os.Remove(target)
+	s, _, r = runWithSummary(t, sess("another-session-77aa01"), args...)
+	if s.Decision == nil || s.Decision.SessionRemembered || asked() != 3 {
+		t.Errorf("control: another session was not asked (asked %d):\n%s", asked(), r)
+	}
+	for _, keep := range [][]string{nil, {"--keep-env", "WRUN_SESSION"}} {
+		r = wrun(t, sess(id), append(keep, "--", "sh", "-c", "echo session=${WRUN_SESSION:-none}")...)
+		if !strings.Contains(r.stdout, "session=none") || strings.Contains(r.stdout+r.stderr, id) {
+			t.Errorf("the command saw the session id (%q):\n%s", keep, r)
+		}
+	}
+	// A malformed id is refused before anything runs.
+	if r = wrun(t, sess("short"), "--", "true"); r.code != 125 || !strings.Contains(r.stderr, "WRUN_SESSION") {
+		t.Errorf("a malformed session id: want 125 naming WRUN_SESSION:\n%s", r)
 	}
 }

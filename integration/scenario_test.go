@@ -60,11 +60,13 @@ type scenarioSummary struct {
 type harnessRun struct {
 	grant string
 	flags []string
+	role  []string // --role and the like: route commands under the run's own grant carry them
 	argv  []string
 }
 
 func (h harnessRun) args() []string {
 	out := append([]string{"--json", "--grant", h.grant}, h.flags...)
+	out = append(out, h.role...)
 	return append(append(out, "--"), h.argv...)
 }
 
@@ -77,6 +79,9 @@ func runScenario(t *testing.T, o runOpts, h harnessRun) (scenarioSummary, result
 	var s scenarioSummary
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
 		t.Fatalf("--json summary of %q: %v\n%s", h.args(), err, r)
+	}
+	if err := validateSummary([]byte(lines[len(lines)-1])); err != nil {
+		t.Fatalf("the summary of %q is not valid against its schema: %v\n%s", h.args(), err, lines[len(lines)-1])
 	}
 	if s.Request != nil {
 		raw := struct {
@@ -112,16 +117,22 @@ func apply(t *testing.T, o runOpts, h harnessRun, alt escalate.Alternative) harn
 		}
 		h.grant = alt.Args[1]
 	case escalate.KindRoute:
+		// Each command is a whole wrun command line, the run's own flags
+		// included (--allow-write added so far, --keep-env, ...): run as
+		// it stands; the last becomes the harness's command line.
 		for i, cmd := range alt.Commands {
 			sep := slices.Index(cmd, "--")
-			if cmd[0] != "wrun" || len(cmd) < 5 || cmd[1] != "--grant" || sep != 3 {
-				t.Fatalf("%s: command %q is not `wrun --grant SPEC -- CMD`", alt.ID, cmd)
+			if cmd[0] != "wrun" || len(cmd) < 5 || cmd[1] != "--grant" || sep < 3 {
+				t.Fatalf("%s: command %q is not `wrun --grant SPEC [FLAGS] -- CMD`", alt.ID, cmd)
+			}
+			if !slices.Equal(cmd[3:sep], h.flags) && !slices.Equal(cmd[3:sep], append(slices.Clone(h.flags), h.role...)) {
+				t.Errorf("%s: command %q does not carry the run's own flags %q", alt.ID, cmd, h.flags)
 			}
 			if i == len(alt.Commands)-1 {
 				h.grant, h.argv = cmd[2], cmd[sep+1:]
 				break
 			}
-			if r := wrun(t, o, append(append([]string{"--grant", cmd[2]}, h.flags...), cmd[3:]...)...); r.code != 0 {
+			if r := wrun(t, o, cmd[1:]...); r.code != 0 {
 				t.Fatalf("%s: route command %q failed: %s", alt.ID, cmd, r)
 			}
 		}
@@ -287,8 +298,10 @@ func scenarios(t *testing.T) []scenario {
 				mustWrite(t, filepath.Join(clone, "a.txt"), "b\n")
 				return clone, []string{"git", "commit", "-q", "-am", "b"}
 			},
+			// No --allow-write of .git, a directory above its config and
+			// hooks (issue 24): files=write, which keeps them protected.
 			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "ws", ".git", "index.lock") },
-			first: "allow-write", succeeds: true,
+			first: "files-write", succeeds: true,
 		},
 		{
 			name: "git pull under verify", tools: []string{"git"}, grant: "verify",
@@ -303,7 +316,7 @@ func scenarios(t *testing.T) []scenario {
 				return clone, []string{"git", "pull", "-q", "--ff-only", "origin", "main"}
 			},
 			rule: "workspace-read-only", path: nil, // the first write git is refused
-			first: "allow-write", succeeds: true,
+			first: "files-write", succeeds: true, // not --allow-write .git: see above
 		},
 		{
 			name: "a workspace write under inspect", tools: []string{"sh"}, grant: "inspect",
@@ -463,5 +476,120 @@ func TestScenarios(t *testing.T) {
 			}
 			t.Logf("succeeded after %v: wrun %s", steps, strings.Join(h.args(), " "))
 		})
+	}
+}
+
+// TestRouteKeepsTheRunsFlags (issue 25, item 5): a route's commands are
+// whole wrun command lines that keep the run's own flags (--keep-env,
+// --allow-write, the role), so a harness running them as they stand
+// reruns what wrun's own retry would: here a crate without Cargo.lock
+// whose build script needs two kept variables and writes into an
+// --allow-write directory. The control: the same commands with those
+// flags taken out (what the route offered before) fail.
+func TestRouteKeepsTheRunsFlags(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "cargo")
+	rec := newRecords(t)
+	dir := workspace(t)
+	out := workspace(t)
+	mark := scenarioNonce()
+	fresh := func() {
+		resetDir(t, dir)
+		mustWrite(t, filepath.Join(dir, "Cargo.toml"), "[package]\nname = \"marked\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n")
+		mustWrite(t, filepath.Join(dir, "src", "lib.rs"), "pub fn one() -> i32 { 1 }\n")
+		mustWrite(t, filepath.Join(dir, "build.rs"), `fn main() {
+    let out = std::env::var("WRUN_T_OUT").expect("WRUN_T_OUT is not set");
+    let mark = std::env::var("WRUN_T_MARK").expect("WRUN_T_MARK is not set");
+    std::fs::write(format!("{}/mark", out), mark).expect("writing the mark");
+}
+`)
+		os.Remove(filepath.Join(out, "mark"))
+	}
+	o := runOpts{dir: dir, env: append(rec.env(), "WRUN_T_OUT="+out, "WRUN_T_MARK="+mark)}
+	own := []string{"--allow-write", out, "--keep-env", "WRUN_T_OUT", "--keep-env", "WRUN_T_MARK"}
+	fresh()
+	s, r := runScenario(t, o, harnessRun{grant: "verify", flags: own, role: []string{"--role", "verifier"}, argv: []string{"cargo", "check", "--offline"}})
+	if s.Request == nil {
+		t.Fatalf("want a request for the missing Cargo.lock:\n%s", r)
+	}
+	var route *escalate.Alternative
+	for _, d := range s.Request.Denials {
+		for i, alt := range d.Alternatives {
+			if strings.HasSuffix(alt.ID, ".cargo-generate-lockfile") {
+				route = &d.Alternatives[i]
+			}
+		}
+	}
+	if route == nil || len(route.Commands) != 2 {
+		t.Fatalf("no cargo-generate-lockfile route with two commands: %+v", s.Request.Denials)
+	}
+	gen, again := route.Commands[0], route.Commands[1]
+	if !slices.Equal(gen[3:slices.Index(gen, "--")], own) {
+		t.Errorf("the route's first command (another grant) does not carry the run's flags, and only them: %q", gen)
+	}
+	if !slices.Equal(again[3:slices.Index(again, "--")], append(slices.Clone(own), "--role", "verifier")) {
+		t.Errorf("the route's rerun does not carry the run's flags and role: %q", again)
+	}
+	for _, cmd := range route.Commands {
+		if r := wrun(t, o, cmd[1:]...); r.code != 0 {
+			t.Fatalf("route command %q failed:\n%s", cmd, r)
+		}
+	}
+	if got := mustRead(t, filepath.Join(out, "mark")); got != mark {
+		t.Errorf("the rerun's build script wrote %q, want %q", got, mark)
+	}
+
+	// The control: the commands without the run's flags.
+	fresh()
+	strip := func(cmd []string) []string { return append(slices.Clone(cmd[1:3]), cmd[slices.Index(cmd, "--"):]...) }
+	if r := wrun(t, o, strip(gen)...); r.code != 0 {
+		t.Fatalf("control: %q failed:\n%s", strip(gen), r)
+	}
+	if r := wrun(t, o, strip(again)...); r.code == 0 || exists(filepath.Join(out, "mark")) {
+		t.Errorf("control: the rerun without the run's flags passed; the test proves nothing:\n%s", r)
+	}
+}
+
+// TestApprovalNeverOpensStartupDirs (issue 24, class 5): as root with the
+// default ceiling (full: /etc is not out of its reach), the refused create
+// of a file in /etc offers no --allow-write of /etc, and approving
+// without ids (or naming such an id) widens nothing: the retry never runs
+// and the file is never created. The unit test
+// (escalate.TestApprovalNeverOpensEtc) holds /etc/ld.so.preload itself;
+// here a harmless name stands in for it. The control: the same create in
+// a directory that is no start-up location is approved and retried.
+func TestApprovalNeverOpensStartupDirs(t *testing.T) {
+	requireABI(t, 3)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: as another user /etc is not writable whatever wrun allows")
+	}
+	ws := workspace(t)
+	target := "/etc/wrun-guard-" + scenarioNonce()
+	t.Cleanup(func() { os.Remove(target) })
+	for _, approve := range []string{`{"decision": "approve"}`, `{"decision": "approve", "alternatives": ["d1.allow-write"]}`} {
+		s, req, r := runJSON(t, runOpts{dir: ws}, "--grant", "write", "--on-denial=retry", "--retry-safe", "--approver", "echo '"+approve+"'",
+			"--", "sh", "-c", "echo '# test' > "+target)
+		if req == nil {
+			t.Fatalf("want a request for the create in /etc:\n%s", r)
+		}
+		for _, d := range req.Denials {
+			for _, alt := range d.Alternatives {
+				if slices.Contains(alt.Args, "--allow-write") && (alt.Args[1] == "/etc" || alt.Args[1] == "/") {
+					t.Errorf("offered %s %q", alt.ID, alt.Args)
+				}
+			}
+		}
+		if s.Decision == nil || s.Decision.Approved || s.Decision.Retried || exists(target) {
+			t.Errorf("approving %s: want nothing approved, no retry, no file:\n%s", approve, r)
+		}
+	}
+
+	// The control.
+	outside := workspace(t)
+	created := filepath.Join(outside, "x")
+	s, _, r := runJSON(t, runOpts{dir: ws}, "--grant", "write", "--on-denial=retry", "--retry-safe", "--approver", `echo '{"decision": "approve"}'`,
+		"--", "sh", "-c", "echo '# test' > "+created)
+	if s.Decision == nil || !s.Decision.Approved || !s.Decision.Retried || !exists(created) {
+		t.Errorf("control: the create outside every start-up location was not approved and retried:\n%s", r)
 	}
 }

@@ -134,10 +134,21 @@ var EnvFamilies = []EnvFamily{
 // ceiling or sandbox.
 var wrunOwnEnv = []string{"WRUN_GRANT", "WRUN_CEILING", "WRUN_SANDBOX"}
 
+// EnvSession names the session a harness runs wrun in: the one place the
+// session id is defined. A harness that wants approvals of scope
+// "session" remembered sets it, in wrun's environment, to an id of its
+// own choosing (16 to 128 letters, digits, '.', '_', '-'; unguessable,
+// new for each session); runs with the same id are one session. wrun
+// never passes it to the command (not even with --keep-env), and keeps
+// what a session approved where no sandbox reaches (wrun's state
+// directory), so the command can neither see the id nor present one.
+const EnvSession = "WRUN_SESSION"
+
 // Why an invoking variable is not passed.
 const (
 	whyNotListed = "not on the allowlist (--keep-env NAME passes it)"
 	whyWrunOwn   = "set by wrun only; an inherited value is never passed"
+	whySession   = "the harness's session id: never passed, so the command can neither see nor present it"
 	whyInternal  = "wrun's internal variable"
 	whyDesktop   = "reaches the desktop session or terminal multiplexer (desktop=off)"
 	whyNetwork   = "proxy settings: the grant has network=off"
@@ -165,6 +176,8 @@ func envDrop(name, value string, g grant.Grant, keep []string) string {
 	switch {
 	case slices.Contains(wrunOwnEnv, name):
 		return whyWrunOwn
+	case name == EnvSession:
+		return whySession
 	case strings.HasPrefix(name, "_WRUN_"):
 		return whyInternal
 	case slices.Contains(keep, name):

@@ -1,8 +1,6 @@
 package receipt
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -11,8 +9,8 @@ import (
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
-// SchemaID names the receipt schema (escalate/schema/receipt.v1.json).
-const SchemaID = "https://wrun.dev/schema/receipt.v1.json"
+// SchemaID names the receipt schema (receipt/schema/receipt.v2.json).
+const SchemaID = "https://wrun.dev/schema/receipt.v2.json"
 
 // Receipt is one run as the receipts file records it.
 type Receipt struct {
@@ -87,12 +85,9 @@ type Denial struct {
 	Summary  string `json:"summary"`
 }
 
-// NewID returns a fresh receipt id: the start time and random bits.
-func NewID(start time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return start.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
+// NewID returns a fresh receipt id: the run's id (run.NewID), which its
+// summary and roster entry carry too.
+func NewID(start time.Time) string { return run.NewID(start) }
 
 // Facts are what a receipt says beyond the summary.
 type Facts struct {

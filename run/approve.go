@@ -16,6 +16,7 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
+	"github.com/wrun-dev/wrun/policy"
 )
 
 // Approver answers an escalation request with a decision. An error is a
@@ -25,6 +26,13 @@ import (
 // ctx ends when wrun is told to stop waiting (SIGINT, SIGTERM, SIGHUP,
 // SIGQUIT while it waits): the approver must then return at once.
 type Approver func(ctx context.Context, req *escalate.Request) (escalate.Decision, error)
+
+// Session is the session a run belongs to (policy.EnvSession): what it
+// approved with scope "session" before, and where to remember more.
+type Session interface {
+	Remembered() []escalate.Remembered
+	Remember([]escalate.Remembered) error
+}
 
 // Confirmer says whether a command that already ran once (and is not
 // marked retry-safe) may run again with the approved widening.
@@ -39,17 +47,33 @@ type Confirmer func(argv []string, w *escalate.Widening) bool
 // would really open, not a link the child planted on the way to it. Every
 // process of the child has ended by then (unless --keep-background), so
 // what is approved is what the retry gets.
-func decide(ctx context.Context, req *escalate.Request, approve Approver, ceiling escalate.Ceiling) (*DecisionSummary, *escalate.Widening) {
+//
+// With a session, what the session approved before decides without asking
+// (escalate.FromRemembered), and an approval of scope "session" is
+// remembered for its later runs. Without one, such an approval is
+// refused: nothing would remember it.
+func decide(ctx context.Context, req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sess Session) (*DecisionSummary, *escalate.Widening) {
 	ds := &DecisionSummary{}
-	if approve == nil {
-		ds.Reason = "no approver to ask"
-		return ds, nil
-	}
 	req, _ = resolved(req)
-	d, err := approve(ctx, req)
-	if err != nil {
-		ds.Reason = err.Error()
-		return ds, nil
+	var d escalate.Decision
+	remembered := false
+	if sess != nil {
+		d, remembered = escalate.FromRemembered(req, sess.Remembered())
+	}
+	if !remembered {
+		if approve == nil {
+			ds.Reason = "no approver to ask"
+			return ds, nil
+		}
+		var err error
+		if d, err = approve(ctx, req); err != nil {
+			ds.Reason = err.Error()
+			return ds, nil
+		}
+		if d.Decision == escalate.DecisionApprove && d.Scope == escalate.ScopeSession && sess == nil {
+			ds.Reason = fmt.Sprintf(`the approver approved with scope "session", but this run belongs to no session: set %s in wrun's environment (the harness's session id; see "For harness authors"), or approve with scope "run"`, policy.EnvSession)
+			return ds, nil
+		}
 	}
 	w, err := escalate.Approve(req, d, ceiling)
 	if err == nil && len(w.Approved) == 0 {
@@ -59,7 +83,12 @@ func decide(ctx context.Context, req *escalate.Request, approve Approver, ceilin
 		ds.Reason = err.Error()
 		return ds, nil
 	}
-	ds.Approved, ds.Args, ds.IDs, ds.Scope = true, w.Args(), w.Approved, w.Scope
+	ds.Approved, ds.Args, ds.IDs, ds.Scope, ds.SessionRemembered = true, w.Args(), w.Approved, w.Scope, remembered
+	if sess != nil && w.Scope == escalate.ScopeSession && !remembered {
+		if err := sess.Remember(escalate.ToRemember(req, w)); err != nil {
+			ds.Warning = "the session could not remember the approval: " + err.Error()
+		}
+	}
 	for _, r := range w.Routes {
 		ds.Routes = append(ds.Routes, r.Description)
 	}
@@ -314,7 +343,7 @@ func approvalPrompt(req *escalate.Request) string {
 	c, err := grant.Parse(req.Ceiling)
 	if err == nil {
 		var w *escalate.Widening
-		w, err = escalate.Approve(req, escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, escalate.Ceiling{Grant: c, Source: req.CeilingSource})
+		w, err = escalate.Approve(req, escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, escalate.Ceiling{Grant: c, Write: req.CeilingWrite, Source: req.CeilingSource})
 		if err == nil && len(w.Approved) > 0 {
 			line("y grants %s (%s)", quote.Words(w.Args()), strings.Join(w.Approved, ", "))
 		}

@@ -78,7 +78,7 @@ func TestDecideResolvesLinks(t *testing.T) {
 	ds, w := decide(context.Background(), req, func(_ context.Context, r *escalate.Request) (escalate.Decision, error) {
 		shown = r
 		return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, nil
-	}, escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault})
+	}, escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}, nil)
 	if w == nil || !ds.Approved {
 		t.Fatalf("not approved: %+v", ds)
 	}
@@ -90,5 +90,57 @@ func TestDecideResolvesLinks(t *testing.T) {
 	}
 	if req.Denials[0].Alternatives[0].Args[1] == other {
 		t.Errorf("decide changed the caller's request")
+	}
+}
+
+// memSession is a session kept in memory.
+type memSession struct{ rem []escalate.Remembered }
+
+func (m *memSession) Remembered() []escalate.Remembered { return m.rem }
+func (m *memSession) Remember(r []escalate.Remembered) error {
+	m.rem = append(m.rem, r...)
+	return nil
+}
+
+// TestSessionScope: an approval of scope "session" is remembered by the
+// run's session and decides the same request of a later run without
+// asking; without a session it is refused; an approval of scope "run"
+// is not remembered (the control).
+func TestSessionScope(t *testing.T) {
+	req, _, other := linkedRequest(t)
+	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
+	asked := 0
+	approver := func(scope string) Approver {
+		return func(context.Context, *escalate.Request) (escalate.Decision, error) {
+			asked++
+			return escalate.Decision{Decision: escalate.DecisionApprove, Scope: scope}, nil
+		}
+	}
+	deny := func(context.Context, *escalate.Request) (escalate.Decision, error) {
+		asked++
+		return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, nil
+	}
+
+	ds, w := decide(context.Background(), req, approver(escalate.ScopeSession), ceiling, nil)
+	if w != nil || ds.Approved || !strings.Contains(ds.Reason, "belongs to no session: set WRUN_SESSION") {
+		t.Errorf("scope session without a session: %+v", ds)
+	}
+
+	sess := &memSession{}
+	if ds, w = decide(context.Background(), req, approver(escalate.ScopeRun), ceiling, sess); w == nil || len(sess.rem) != 0 {
+		t.Errorf("scope run: %+v, remembered %+v", ds, sess.rem)
+	}
+	if ds, w = decide(context.Background(), req, approver(escalate.ScopeSession), ceiling, sess); w == nil || len(sess.rem) != 1 {
+		t.Fatalf("scope session: %+v, remembered %+v", ds, sess.rem)
+	}
+	asked = 0
+	ds, w = decide(context.Background(), req, deny, ceiling, sess)
+	if w == nil || !ds.SessionRemembered || asked != 0 || len(w.AllowWrite) != 1 || w.AllowWrite[0] != other {
+		t.Errorf("a later run of the session: %+v, asked %d times", ds, asked)
+	}
+	// Remembered approvals stay inside this run's ceiling.
+	narrow := escalate.Ceiling{Grant: grant.Grant{}, Source: escalate.CeilingFlag}
+	if ds, w = decide(context.Background(), req, deny, narrow, sess); w != nil || ds.Approved {
+		t.Errorf("a remembered approval beyond this run's ceiling was taken: %+v", ds)
 	}
 }

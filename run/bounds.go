@@ -22,14 +22,15 @@ type Bounds struct {
 }
 
 // Resolve computes the bounds of a run from the requested grant (a grant
-// spec), the requested ceiling ("" when not given) and the invoking
+// spec), the requested ceiling ("" when not given) and where it came from
+// (a grant.Ceiling* place; "" means grant.CeilingFlag), and the invoking
 // environment. A nested wrun can only narrow: the grant is narrowed to the
 // grant and ceiling an enclosing wrun exported (WRUN_GRANT, WRUN_CEILING),
 // and then to the ceiling; the ceiling never exceeds the enclosing run's
 // grant. The kernel enforces that anyway, since sandboxes stack; narrowing
 // here keeps what wrun says true.
-func Resolve(grantSpec, ceilingSpec string, env []string) (Bounds, error) {
-	ceiling, cnotes, err := ceilingFrom(ceilingSpec, env)
+func Resolve(grantSpec, ceilingSpec, ceilingSource string, env []string) (Bounds, error) {
+	ceiling, cnotes, err := ceilingFrom(ceilingSpec, ceilingSource, env)
 	if err != nil {
 		return Bounds{}, err
 	}
@@ -77,42 +78,48 @@ func effectiveGrant(spec string, env []string) (grant.Grant, []string, error) {
 }
 
 // ceilingFrom computes the ceiling: the requested one (spec, "" when not
-// given), else WRUN_CEILING from env, else grant.Ceiling(). A requested
-// ceiling can only narrow an inherited WRUN_CEILING, and inside another
-// wrun (WRUN_GRANT set) the ceiling never exceeds the enclosing run's
-// grant. The notes say what was narrowed.
-func ceilingFrom(spec string, env []string) (escalate.Ceiling, []string, error) {
-	c := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
+// given, set at source: grant.CeilingFlag when ""), else WRUN_CEILING
+// from env, else grant.DefaultBound(). A requested ceiling can only
+// narrow an inherited WRUN_CEILING, and inside another wrun (WRUN_GRANT
+// set) the ceiling never exceeds the enclosing run's grant. The notes say
+// what was narrowed; the source says it too.
+func ceilingFrom(spec, source string, env []string) (escalate.Ceiling, []string, error) {
+	c := grant.DefaultBound()
+	src := grant.CeilingDefault
 	var notes []string
 	inherited := false
-	if v, ok := envlist.Lookup(env, escalate.EnvCeiling); ok && v != "" {
-		g, err := grant.Parse(v)
+	if v, ok := envlist.Lookup(env, grant.EnvCeiling); ok && v != "" {
+		b, err := grant.ParseBound(v)
 		if err != nil {
-			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", escalate.EnvCeiling, err)
+			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a ceiling: %w", grant.EnvCeiling, err)
 		}
-		c, inherited = escalate.Ceiling{Grant: g, Source: escalate.EnvCeiling}, true
+		c, src, inherited = b, grant.EnvCeiling, true
 	}
 	if spec != "" {
-		g, err := grant.Parse(spec)
+		if source == "" {
+			source = grant.CeilingFlag
+		}
+		b, err := grant.ParseBound(spec)
 		if err != nil {
-			return escalate.Ceiling{}, nil, fmt.Errorf("--ceiling: %w", err)
+			return escalate.Ceiling{}, nil, fmt.Errorf("ceiling (%s): %w", source, err)
 		}
-		if n, ex := g.Narrow(c.Grant); inherited && len(ex) > 0 {
-			notes = append(notes, "--ceiling narrowed to the inherited "+escalate.EnvCeiling+": "+strings.Join(ex, "; "))
-			g = n
+		src = source
+		if n, ex := b.Narrow(c); inherited && len(ex) > 0 {
+			notes = append(notes, "the ceiling ("+source+") narrowed to the inherited "+grant.EnvCeiling+": "+strings.Join(ex, "; "))
+			b, src = n, grant.NarrowedBy(src, grant.EnvCeiling)
 		}
-		c = escalate.Ceiling{Grant: g, Source: escalate.CeilingFlag}
+		c = b
 	}
-	if v, ok := envlist.Lookup(env, escalate.EnvGrant); ok && v != "" {
+	if v, ok := envlist.Lookup(env, grant.EnvGrant); ok && v != "" {
 		parent, err := grant.Parse(v)
 		if err != nil {
-			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", escalate.EnvGrant, err)
+			return escalate.Ceiling{}, nil, fmt.Errorf("%s (set by an enclosing wrun) is not a grant: %w", grant.EnvGrant, err)
 		}
 		if n, ex := c.Grant.Narrow(parent); len(ex) > 0 {
 			notes = append(notes, "ceiling narrowed to the enclosing wrun's grant: "+strings.Join(ex, "; "))
 			c.Grant = n
-			c.Source += " narrowed by " + escalate.EnvGrant
+			src = grant.NarrowedBy(src, grant.EnvGrant)
 		}
 	}
-	return c, notes, nil
+	return escalate.Ceiling{Grant: c.Grant, Write: c.Write, Source: src}, notes, nil
 }

@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
 )
 
 func TestCeilingFrom(t *testing.T) {
 	tests := []struct {
 		name   string
 		flag   string
+		csrc   string
 		env    []string
 		want   string
+		write  string
 		source string
 		notes  string
 		err    string
@@ -22,19 +25,26 @@ func TestCeilingFrom(t *testing.T) {
 		{name: "inherited", env: []string{"WRUN_CEILING=write"}, want: "write", source: escalate.EnvCeiling},
 		{name: "a flag narrows the inherited ceiling", flag: "inspect", env: []string{"WRUN_CEILING=verify"}, want: "inspect", source: escalate.CeilingFlag},
 		{name: "a flag cannot widen the inherited ceiling", flag: "full", env: []string{"WRUN_CEILING=verify"},
-			want: "verify", source: escalate.CeilingFlag, notes: "--ceiling narrowed to the inherited WRUN_CEILING: files=write exceeds the ceiling's files=read"},
+			want: "verify", source: "--ceiling narrowed by WRUN_CEILING", notes: "the ceiling (--ceiling) narrowed to the inherited WRUN_CEILING: files=write exceeds the ceiling's files=read"},
+		{name: "from the user's config", flag: "verify", csrc: grant.CeilingUserConfig, want: "verify", source: "config.toml"},
+		{name: "from the user's config, narrowed by the enclosing grant", flag: "verify", csrc: grant.CeilingUserConfig,
+			env: []string{"WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off"}, want: "inspect", source: "config.toml narrowed by WRUN_GRANT"},
+		{name: "paths", flag: "write,allow-write=/src", want: "write", write: "/src", source: escalate.CeilingFlag},
+		{name: "paths inherited and narrowed", flag: "write,allow-write=/src:/tmp", env: []string{"WRUN_CEILING=write,allow-write=/src/a"},
+			want: "write", write: "/src/a", source: "--ceiling narrowed by WRUN_CEILING", notes: "allow-write=/src exceeds"},
 		{name: "nested: never beyond the parent's grant", env: []string{"WRUN_CEILING=full", "WRUN_GRANT=files=read,shell=verify,network=off,desktop=off"},
 			want: "verify,network=off", source: escalate.EnvCeiling + " narrowed by " + escalate.EnvGrant, notes: "ceiling narrowed to the enclosing wrun's grant"},
 		{name: "nested without a ceiling", env: []string{"WRUN_GRANT=files=read,shell=inspect,network=off,desktop=off"},
 			want: "inspect", source: escalate.CeilingDefault + " narrowed by " + escalate.EnvGrant},
 		{name: "desktop stays off by default", env: []string{"WRUN_GRANT=full,desktop=on"}, want: "full", source: escalate.CeilingDefault},
-		{name: "bad flag", flag: "root", err: `--ceiling: bad grant "root"`},
-		{name: "bad inherited ceiling", env: []string{"WRUN_CEILING=x=y"}, err: "WRUN_CEILING (set by an enclosing wrun) is not a grant"},
+		{name: "bad flag", flag: "root", err: `ceiling (--ceiling): bad grant "root"`},
+		{name: "bad config", flag: "root", csrc: grant.CeilingUserConfig, err: `ceiling (config.toml): bad grant "root"`},
+		{name: "bad inherited ceiling", env: []string{"WRUN_CEILING=x=y"}, err: "WRUN_CEILING (set by an enclosing wrun) is not a ceiling"},
 		{name: "bad inherited grant", env: []string{"WRUN_GRANT=nope"}, err: "WRUN_GRANT (set by an enclosing wrun) is not a grant"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, notes, err := ceilingFrom(tc.flag, tc.env)
+			c, notes, err := ceilingFrom(tc.flag, tc.csrc, tc.env)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
@@ -44,8 +54,8 @@ func TestCeilingFrom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Grant.Compact() != tc.want || c.Source != tc.source {
-				t.Errorf("ceiling %s from %q, want %s from %q", c.Grant.Compact(), c.Source, tc.want, tc.source)
+			if c.Grant.Compact() != tc.want || c.Source != tc.source || strings.Join(c.Write, ":") != tc.write {
+				t.Errorf("ceiling %s %q from %q, want %s %q from %q", c.Grant.Compact(), c.Write, c.Source, tc.want, tc.write, tc.source)
 			}
 			if !strings.Contains(strings.Join(notes, "\n"), tc.notes) {
 				t.Errorf("notes %q, want %q", notes, tc.notes)
@@ -59,6 +69,7 @@ func TestResolve(t *testing.T) {
 		name    string
 		grant   string
 		ceiling string
+		csrc    string
 		env     []string
 		want    string // the grant, compact
 		ceil    string // the ceiling, compact
@@ -82,8 +93,8 @@ func TestResolve(t *testing.T) {
 		{name: "the last setting wins", grant: "verify", env: []string{"WRUN_CEILING=inspect", "WRUN_CEILING=full"},
 			want: "verify", ceil: "full", source: escalate.EnvCeiling},
 		{name: "bad grant", grant: "verify,files=some", err: "--grant: "},
-		{name: "bad ceiling", grant: "verify", ceiling: "everything", err: "--ceiling: "},
-		{name: "a bad ceiling is reported before a bad grant", grant: "nope", ceiling: "nope", err: "--ceiling: "},
+		{name: "bad ceiling", grant: "verify", ceiling: "everything", err: "ceiling (--ceiling): "},
+		{name: "a bad ceiling is reported before a bad grant", grant: "nope", ceiling: "nope", err: "ceiling (--ceiling): "},
 		{name: "tool families in the grant", grant: "inspect,tools=read", want: "inspect,tools=read", ceil: "full", source: escalate.CeilingDefault},
 		{name: "tools=none", grant: "inspect,tools=none", want: "inspect,tools=none", ceil: "full", source: escalate.CeilingDefault},
 		{name: "the default ceiling takes in the mcp family the user granted", grant: "full,tools=read+mcp",
@@ -99,7 +110,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := Resolve(tc.grant, tc.ceiling, tc.env)
+			b, err := Resolve(tc.grant, tc.ceiling, tc.csrc, tc.env)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)

@@ -79,10 +79,25 @@ type Config struct {
 	Spec
 	// Ceiling is the requested ceiling spec; "" means WRUN_CEILING, else
 	// the user's own authority (see Resolve). It is exported to the child
-	// as WRUN_CEILING.
+	// as WRUN_CEILING. Its syntax is grant.Bound's.
 	Ceiling string
+	// CeilingSource says where Ceiling came from (grant.CeilingFlag,
+	// grant.CeilingUserConfig, ...; "" means grant.CeilingFlag), for the
+	// request's ceiling_source.
+	CeilingSource string
+	// RunID names the run (NewID): the summary, the request, the receipt
+	// and the roster entry carry it; "" makes one.
+	RunID string
 	// Argv is the command and its arguments.
 	Argv []string
+	// Flags are the wrun flags of this run that shape it (--workdir,
+	// --allow-read, --allow-write, --allow-unix, --keep-env, --ceiling,
+	// --best-effort, ...), as a command line gives them; RoleFlags are its
+	// --role, --model and --thinking. Every route command the request
+	// offers carries Flags (and RoleFlags when it runs under the run's own
+	// grant), so running it reruns what Retry would; Retry accepts a route
+	// command only with exactly those flags.
+	Flags, RoleFlags []string
 	// Stdin, Stdout and Stderr are the command's; nil means the calling
 	// process's own.
 	Stdin, Stdout, Stderr *os.File
@@ -102,6 +117,11 @@ type Config struct {
 	RetrySafe bool
 	// Approver decides on requests under Ask and Retry; nil denies them.
 	Approver Approver
+	// Session is the session the run belongs to (policy.EnvSession): its
+	// remembered approvals decide without asking, and an approval of
+	// scope "session" is remembered there. Nil: an approval of scope
+	// "session" is refused.
+	Session Session
 	// Confirm asks whether a command not RetrySafe may run again; nil
 	// means no.
 	Confirm Confirmer

@@ -25,6 +25,8 @@ func TestRetrySteps(t *testing.T) {
 	}}
 	tests := []struct {
 		name  string
+		flags []string
+		role  []string
 		w     escalate.Widening
 		steps []string // each step's args
 		note  string
@@ -47,14 +49,22 @@ func TestRetrySteps(t *testing.T) {
 			note: "exceeds the ceiling"},
 		{name: "a route with flags of its own", w: escalate.Widening{Grant: cur, Routes: []escalate.Alternative{{ID: "d1.r", Kind: escalate.KindRoute,
 			Commands: [][]string{{"wrun", "--grant", "verify", "--allow-write", "/", "--", "sh"}}}}},
-			note: "is not a wrun --grant SPEC -- COMMAND line"},
+			note: "are not the run's own"},
+		{name: "a route with the run's own flags", flags: []string{"--keep-env", "GOFLAGS"}, role: []string{"--role", "verifier"},
+			w: escalate.Widening{Grant: cur, Routes: []escalate.Alternative{{ID: "d1.r", Kind: escalate.KindRoute,
+				Commands: [][]string{{"wrun", "--grant", "verify", "--keep-env", "GOFLAGS", "--", "cargo", "fetch"},
+					{"wrun", "--grant", "verify,network=off", "--keep-env", "GOFLAGS", "--role", "verifier", "--", "cargo", "build"}}}}},
+			steps: []string{"--grant verify -- cargo fetch", "--grant verify,network=off -- cargo build"}},
+		{name: "a route without the run's own flags", flags: []string{"--keep-env", "GOFLAGS"},
+			w:    escalate.Widening{Grant: cur, Routes: []escalate.Alternative{fetchFirst}},
+			note: "are not the run's own"},
 		{name: "a route that is not wrun", w: escalate.Widening{Grant: cur, Routes: []escalate.Alternative{{ID: "d1.r", Kind: escalate.KindRoute,
 			Commands: [][]string{{"sh", "-c", "rm -rf /"}}}}},
-			note: "is not a wrun --grant SPEC -- COMMAND line"},
+			note: "is not a wrun --grant SPEC [the run's own flags] -- COMMAND line"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			steps, notes := retrySteps(&tc.w, cur, []string{"cargo", "build"}, ceiling)
+			steps, notes := retrySteps(&tc.w, cur, []string{"cargo", "build"}, tc.flags, tc.role, ceiling)
 			var got []string
 			for _, s := range steps {
 				got = append(got, strings.Join(s.args(), " "))

@@ -23,14 +23,22 @@ import (
 	"github.com/wrun-dev/wrun/verify"
 )
 
-// Summary is what a run did: wrun --json writes it as one object on stderr
-// at exit.
+// Summary is what a run did: wrun --json writes it as one object at exit,
+// valid against schema/summary.v1.json (SummarySchema).
 type Summary struct {
 	// Linger, set under KeepBackground where the sandbox mediates the
 	// command's calls, serves what the command left in the background
 	// (sandbox.Result.Linger): the caller calls it once it has reported
 	// the run; it returns when the last of those processes has ended.
 	Linger func() `json:"-"`
+	// Schema and Version name the summary's format (SummarySchemaID,
+	// SummaryVersion); set on the top-level summary only (Stamp), not on
+	// Retry.
+	Schema  string `json:"schema,omitempty"`
+	Version int    `json:"version,omitempty"`
+	// RunID names the run: its receipt's id and its roster entry's (NewID);
+	// a retry is the same run.
+	RunID string `json:"run_id,omitempty"`
 	// Grant is the grant the command ran under, in canonical form.
 	Grant string `json:"grant"`
 	// Sandbox names the enforcement (Platform.Name).
@@ -69,7 +77,7 @@ type Summary struct {
 	// (sandbox.MaxDenials distinct ones, paths of sandbox.MaxDenialPath
 	// bytes): counted, not kept, so not in the request.
 	DenialsDropped int `json:"denials_dropped,omitempty"`
-	// Request is the escalation request (escalate/schema/request.v1.json)
+	// Request is the escalation request (escalate/schema/request.v2.json)
 	// when something the run may have needed was denied
 	// (escalate.Decide): only when the command failed.
 	Request *escalate.Request `json:"request,omitempty"`
@@ -128,6 +136,11 @@ type DecisionSummary struct {
 	// IDs are the approved alternatives.
 	IDs   []string `json:"alternatives,omitempty"`
 	Scope string   `json:"scope,omitempty"`
+	// SessionRemembered: the session's remembered approvals decided; no
+	// approver was asked.
+	SessionRemembered bool `json:"session_remembered,omitempty"`
+	// Warning says what went wrong remembering a session's approval.
+	Warning string `json:"warning,omitempty"`
 	// Routes describe approved alternatives that widen nothing.
 	Routes []string `json:"routes,omitempty"`
 	// NotRun says, under Retry, which approved routes could not be run
@@ -178,7 +191,11 @@ func Run(cfg Config) (Summary, error) {
 	}()
 
 	pl := cfg.platform()
-	sum := Summary{Sandbox: pl.Name()}
+	sum := Summary{Sandbox: pl.Name(), RunID: cfg.RunID}
+	if sum.RunID == "" {
+		sum.RunID = NewID(time.Now())
+	}
+	cfg.RunID = sum.RunID
 	fail := func(code int, err error) (Summary, error) {
 		sum.ExitCode, sum.Error = code, err.Error()
 		return sum, err
@@ -187,7 +204,7 @@ func Run(cfg Config) (Summary, error) {
 		return fail(ExitFailed, err)
 	}
 	env := cfg.env()
-	b, err := Resolve(cfg.Grant, cfg.Ceiling, env)
+	b, err := Resolve(cfg.Grant, cfg.Ceiling, cfg.CeilingSource, env)
 	if err != nil {
 		return fail(ExitFailed, err)
 	}
@@ -204,7 +221,7 @@ func Run(cfg Config) (Summary, error) {
 		return fail(ExitFailed, err)
 	}
 	h.Sandbox = pl.Name()
-	o.Ceiling = b.Ceiling.Grant.String()
+	o.Ceiling = b.Ceiling.Bound().String()
 	c := sandbox.Command{Argv: cfg.Argv, Stdin: orFile(cfg.Stdin, os.Stdin), Stdout: orFile(cfg.Stdout, os.Stdout),
 		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}
 
@@ -219,7 +236,9 @@ func Run(cfg Config) (Summary, error) {
 	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report {
 		return sum, nil
 	}
-	d, w, sig := decideInterruptible(out.req, cfg.Approver, b.Ceiling, sigs)
+	ceiling := b.Ceiling
+	ceiling.Guarded = out.guarded
+	d, w, sig := decideInterruptible(out.req, cfg.Approver, ceiling, cfg.Session, sigs)
 	sum.Decision = d
 	if sig != 0 {
 		// Told to stop while the approver thought: the approver's group
@@ -232,7 +251,7 @@ func Run(cfg Config) (Summary, error) {
 	if !d.Approved || cfg.OnDenial != Retry || w == nil {
 		return sum, nil
 	}
-	steps, notes := retrySteps(w, g, cfg.Argv, b.Ceiling)
+	steps, notes := retrySteps(w, g, cfg.Argv, cfg.Flags, cfg.RoleFlags, b.Ceiling)
 	d.NotRun = notes
 	for _, n := range notes {
 		call1(cfg.Hooks.Note, n)
@@ -297,7 +316,7 @@ func (s retryStep) args() []string {
 // the ceiling, widened by what else was approved), else the command once
 // more when w widens anything. The notes say what cannot be run
 // automatically and why.
-func retrySteps(w *escalate.Widening, g grant.Grant, argv []string, ceiling escalate.Ceiling) ([]retryStep, []string) {
+func retrySteps(w *escalate.Widening, g grant.Grant, argv, flags, roleFlags []string, ceiling escalate.Ceiling) ([]retryStep, []string) {
 	var notes []string
 	var runnable []escalate.Alternative
 	for _, r := range w.Routes {
@@ -319,7 +338,7 @@ func retrySteps(w *escalate.Widening, g grant.Grant, argv []string, ceiling esca
 		r := runnable[0]
 		var steps []retryStep
 		for _, line := range r.Commands {
-			rg, rargv, err := parseRouteCommand(line)
+			rg, rargv, err := parseRouteCommand(line, flags, roleFlags)
 			if err == nil && !rg.Within(ceiling.Grant) {
 				err = fmt.Errorf("its grant %s exceeds the ceiling %s", rg.Compact(), ceiling)
 			}
@@ -339,11 +358,13 @@ func retrySteps(w *escalate.Widening, g grant.Grant, argv []string, ceiling esca
 	return []retryStep{{grant: w.Grant, argv: argv, allow: w.AllowWrite}}, notes
 }
 
-// parseRouteCommand reads a route's command line: "wrun", optionally
-// "--grant SPEC", "--", then the command. Nothing else is accepted: a
-// route must not bring flags of its own into the retry.
-func parseRouteCommand(line []string) (grant.Grant, []string, error) {
-	bad := fmt.Errorf("%q is not a wrun --grant SPEC -- COMMAND line", line)
+// parseRouteCommand reads a route's command line: "wrun", "--grant SPEC",
+// the run's own flags (flags, and roleFlags after them when the route
+// offers them), "--", then the command. Nothing else is accepted: a route
+// must not bring flags of its own into the retry, and the retry keeps the
+// run's own as they are.
+func parseRouteCommand(line, flags, roleFlags []string) (grant.Grant, []string, error) {
+	bad := fmt.Errorf("%q is not a wrun --grant SPEC [the run's own flags] -- COMMAND line", line)
 	if len(line) < 3 || line[0] != "wrun" {
 		return grant.Grant{}, nil, bad
 	}
@@ -352,9 +373,15 @@ func parseRouteCommand(line []string) (grant.Grant, []string, error) {
 	if rest[0] == "--grant" && len(rest) > 2 {
 		spec, rest = rest[1], rest[2:]
 	}
-	if spec == "" || rest[0] != "--" || len(rest) < 2 {
+	dash := slices.Index(rest, "--")
+	if spec == "" || dash < 0 || len(rest) < dash+2 {
 		return grant.Grant{}, nil, bad
 	}
+	own := rest[:dash]
+	if !slices.Equal(own, flags) && !slices.Equal(own, append(slices.Clone(flags), roleFlags...)) {
+		return grant.Grant{}, nil, fmt.Errorf("%q: its flags %q are not the run's own (%q)", line, own, flags)
+	}
+	rest = rest[dash:]
 	g, err := grant.Parse(spec)
 	if err != nil {
 		return grant.Grant{}, nil, err
@@ -376,7 +403,7 @@ func attemptOf(s *Summary, argv, allow []string, route string) Attempt {
 // wait at once (the approver is told through its context) and are
 // returned; SIGUSR1 and SIGUSR2 are ignored then, as there is no child to
 // forward them to.
-func decideInterruptible(req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sigs <-chan os.Signal) (*DecisionSummary, *escalate.Widening, syscall.Signal) {
+func decideInterruptible(req *escalate.Request, approve Approver, ceiling escalate.Ceiling, sess Session, sigs <-chan os.Signal) (*DecisionSummary, *escalate.Widening, syscall.Signal) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var got syscall.Signal
@@ -398,7 +425,7 @@ func decideInterruptible(req *escalate.Request, approve Approver, ceiling escala
 			}
 		}
 	}()
-	d, w := decide(ctx, req, approve, ceiling)
+	d, w := decide(ctx, req, approve, ceiling, sess)
 	close(stop)
 	<-watched
 	if got != 0 {
@@ -442,6 +469,9 @@ type outcome struct {
 	code    int
 	err     error // set when wrun failed before or around the child
 	started bool
+	// guarded are the run's paths no approval opens a directory above
+	// (escalate.Ceiling.Guarded).
+	guarded []string
 }
 
 func fillSummary(sum *Summary, out outcome) {
@@ -497,7 +527,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		}
 	}()
 	h.TempDir = tmp.Path
-	if h.RunID, err = newRunID(); err != nil {
+	if h.RunID, err = newAttemptID(); err != nil {
 		return failed(ExitFailed, err)
 	}
 	h.Stdio = stdioPaths([3]*os.File{c.Stdin, c.Stdout, c.Stderr})
@@ -600,13 +630,14 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
-		Ceiling: &ceiling, Argv: c.Argv, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
+		Ceiling: &ceiling, Argv: c.Argv, Flags: cfg.Flags, RoleFlags: cfg.RoleFlags, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
 		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
 	})
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())
 		return out
 	}
+	out.guarded = a.Guarded()
 	denials := out.res.Denials
 	var reported []sandbox.Denial
 	if tail != nil {
@@ -624,7 +655,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	out.res.DenialsDropped += dropped
 	// Only what the run may have needed is asked for (escalate.Decide);
 	// the rest is recorded.
-	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded, Reported: reported}, denials)
+	out.sorted = a.Sort(escalate.Run{RunID: cfg.RunID, Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded, Reported: reported}, denials)
 	out.req = out.sorted.Request
 	return out
 }
@@ -682,8 +713,9 @@ func isCharDevice(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// newRunID names a run: unique, unlike its temp dir's path.
-func newRunID() (string, error) {
+// newAttemptID names one attempt of a run (its git quarantine, its guard
+// journal): unique, unlike its temp dir's path.
+func newAttemptID() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("naming the run: %w", err)

@@ -161,7 +161,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, w := decide(context.Background(), req, tc.approver, tc.ceiling)
+			d, w := decide(context.Background(), req, tc.approver, tc.ceiling, nil)
 			if !reflect.DeepEqual(*d, tc.want) {
 				t.Errorf("decision %+v, want %+v", *d, tc.want)
 			}

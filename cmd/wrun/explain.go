@@ -50,12 +50,7 @@ nothing is created.`,
 				return err
 			}
 			if pf.json {
-				out := struct {
-					Policy      *policy.Policy      `json:"policy"`
-					Enforcement sandbox.Report      `json:"enforcement"`
-					Tools       []familyEnforcement `json:"tools"`
-					WouldRun    bool                `json:"would_run"`
-				}{e.Policy, e.Report, toolFamilies(e.Policy.Grant), e.WouldRun}
+				out := explainDoc{explainSchemaID, 1, e.Policy, e.Report, toolFamilies(e.Policy.Grant), e.WouldRun}
 				emptyLists(reflect.ValueOf(&out).Elem())
 				writeJSON(stdout, out)
 				return nil
@@ -270,12 +265,12 @@ func newDoctorCmd(stdout *os.File) *cobra.Command {
 		Long: `doctor lists each kernel feature wrun uses (the Landlock ABI and each of
 its rights, seccomp, user notification, namespaces), whether this machine has
 it, and what that means for the grants wrun can enforce here.`,
-		Example: "  wrun doctor\n  wrun doctor --json | jq '.[] | select(.available == false)'",
+		Example: "  wrun doctor\n  wrun doctor --json | jq '.features[] | select(.available == false)'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			feats := run.Native().Doctor()
 			if asJSON {
-				writeJSON(stdout, feats)
+				writeJSON(stdout, doctorDoc{doctorSchemaID, 1, feats})
 				return nil
 			}
 			tw := table(stdout)

@@ -168,7 +168,7 @@ a worker there.`,
 				g, _ := grant.Parse(r.Grant)
 				ro := roleOut{Role: r, Allows: g.Describe()}
 				if eff.Ceiling.V != "" {
-					limit, _ := grant.Parse(eff.Ceiling.V)
+					limit := eff.CeilingGrant()
 					if n, ex := g.Narrow(limit); len(ex) > 0 {
 						g = n
 						ro.Allows = append(n.Describe(), "(narrowed to the ceiling "+limit.Compact()+", "+eff.Ceiling.Source+": "+strings.Join(ex, "; ")+")")
@@ -237,10 +237,7 @@ ignored once its process is gone however it ended.`,
 				return err
 			}
 			if asJSON {
-				if live == nil {
-					live = []roster.Entry{}
-				}
-				writeJSON(stdout, live)
+				writeJSON(stdout, roster.NewListing(live))
 				return nil
 			}
 			if len(live) == 0 {

@@ -39,17 +39,13 @@ type recorder struct {
 // run in the roster, refusing it when a live run holds an overlapping
 // directory for writing. A nested wrun cannot reach the roster (it is
 // hidden from every sandbox): its enclosing run holds the scope.
-func (r *recorder) register(grantSpec, ceilingSpec string, spec run.Spec) (*roster.Held, error) {
-	r.id = receipt.NewID(r.start)
-	b, err := run.Resolve(grantSpec, ceilingSpec, os.Environ())
+func (r *recorder) register(grantSpec, ceilingSpec, ceilingSource string, spec run.Spec) (*roster.Held, error) {
+	b, err := run.Resolve(grantSpec, ceilingSpec, ceilingSource, os.Environ())
 	if err != nil {
 		return nil, err // run.Run says so again, in its own words
 	}
 	r.grant = b.Grant.String()
-	r.ceiling, r.ceilingSrc = b.Ceiling.Grant.String(), r.st.req.Ceiling.Source
-	if b.Ceiling.Source != escalate.CeilingDefault && b.Ceiling.Source != escalate.CeilingFlag {
-		r.ceilingSrc = b.Ceiling.Source // inherited: WRUN_CEILING, narrowed by WRUN_GRANT
-	}
+	r.ceiling, r.ceilingSrc = b.Ceiling.Bound().String(), b.Ceiling.Source
 	if r.off {
 		return nil, nil
 	}
@@ -93,7 +89,7 @@ func (r *recorder) write(stderr io.Writer, sum *run.Summary, rep *sandbox.Report
 		path = r.rf.receiptFile
 	}
 	if r.id == "" {
-		r.id = receipt.NewID(r.start)
+		r.id = run.NewID(r.start)
 	}
 	ceiling, ceilingSrc := r.ceiling, r.ceilingSrc
 	if ceilingSrc == "" {

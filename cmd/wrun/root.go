@@ -41,7 +41,7 @@ func (f *policyFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowUnix, "allow-unix", nil, "also allow connecting and sending to the pathname UNIX socket `PATH` although it was bound outside the sandbox (repeatable; narrower than desktop=on)")
 	fl.StringArrayVar(&f.keepEnv, "keep-env", nil, "pass environment variable `NAME` through although the grant would remove it (repeatable)")
 	fl.BoolVar(&f.bestEffort, "best-effort", false, "run even if this kernel cannot enforce the whole grant; every output then says DEGRADED")
-	fl.BoolVar(&f.json, "json", false, "machine-readable output (for a run: one JSON object on stderr at exit)")
+	fl.BoolVar(&f.json, "json", false, "machine-readable output (for a run: one JSON object on stderr at exit; stderr is shared with the command, so a harness that must trust it uses --json-fd)")
 	_ = cmd.RegisterFlagCompletionFunc("grant", completeGrant)
 }
 
@@ -192,6 +192,12 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 				if _, err := unix.FcntlInt(uintptr(rf.jsonFD), unix.F_GETFD, 0); err != nil {
 					return &usageError{fmt.Sprintf("--json-fd=%d: not an open descriptor of wrun (%v); open it for wrun, e.g. 3>summary.json", rf.jsonFD, err)}
 				}
+				if name := sharedWithCommand(rf.jsonFD, stdin, stdout, stderr); name != "" {
+					return &usageError{fmt.Sprintf("--json-fd=%d is the same file as wrun's %s, which the command gets: it could write into the summary's channel; give the summary a file of its own (e.g. 3>summary.json)", rf.jsonFD, name)}
+				}
+			}
+			if pf.json && rf.jsonFD == 0 && rf.keepBackground {
+				return &usageError{"--json with --keep-background: the summary would go to stderr, which the command shares, and the processes it leaves running can write there after wrun's summary (a harness reading the last JSON object would take theirs); put the summary where the command cannot write: --json-fd N (e.g. --json-fd 3 3>summary.json)"}
 			}
 			if rf.approverTimeout <= 0 {
 				return &usageError{fmt.Sprintf("--approver-timeout=%s: want a positive duration", rf.approverTimeout)}
@@ -293,4 +299,36 @@ func newGoCacheProgCmd(stdin, stdout *os.File) *cobra.Command {
 	cmd.Flags().StringArrayVar(&readOnly, "read", nil, "a cache to read only (repeatable)")
 	_ = cmd.MarkFlagRequired("private")
 	return cmd
+}
+
+// sharedWithCommand names the standard stream of wrun (stdin, stdout,
+// stderr: the command's own) that descriptor fd is the same file as, or
+// "" when it is none of them. /dev/null is shared harmlessly.
+func sharedWithCommand(fd int, stdin, stdout, stderr *os.File) string {
+	// A duplicate, so that closing it (or its finalizer) leaves fd open.
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(dup), "json-fd")
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return ""
+	}
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
+		return ""
+	}
+	for _, s := range []struct {
+		name string
+		f    *os.File
+	}{{"stdin", stdin}, {"stdout", stdout}, {"stderr", stderr}} {
+		if s.f == nil {
+			continue
+		}
+		if sfi, err := s.f.Stat(); err == nil && os.SameFile(fi, sfi) {
+			return s.name
+		}
+	}
+	return ""
 }

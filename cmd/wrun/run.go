@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,8 +14,10 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/run"
 	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/session"
 )
 
 // runFlags are the flags only a run has.
@@ -49,6 +52,8 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	id := run.NewID(start) // the summary's, the receipt's and the roster entry's
 	// The escalation file is ready before the command starts: its
 	// directory resolved and held open, a stale request removed, and a
 	// path that cannot be written refused while nothing has run yet.
@@ -61,11 +66,10 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		if escFile, err = openOutFile(rf.escalationFile, ws); err != nil {
 			msg := fmt.Sprintf("--escalation-file %s: %v; the command was not run", quote.Word(rf.escalationFile), err)
-			return refuse(pf, rf, stderr, msg)
+			return refuse(pf, rf, stderr, id, msg)
 		}
 		defer escFile.close()
 	}
-	start := time.Now()
 	workdir := workdirOf(pf.workdir)
 	flags := config.Flags{Ceiling: rf.ceiling, Role: rf.role, Model: rf.model, Thinking: rf.thinking}
 	if rf.grantSet {
@@ -76,13 +80,16 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		err = conductorCheck(st, workdir)
 	}
 	if err != nil {
-		return refuse(pf, rf, stderr, err.Error())
+		return refuse(pf, rf, stderr, id, err.Error())
 	}
 	if st.req.ConductorDir != "" && !rf.onDenialSet {
 		rf.onDenial = string(run.Ask) // its writes elsewhere go through approval
 	}
 	cfg := run.Config{
 		Spec:           pf.spec(),
+		RunID:          id,
+		Flags:          carriedFlags(pf, rf),
+		RoleFlags:      roleFlags(rf),
 		Ceiling:        rf.ceiling,
 		Argv:           argv,
 		Stdin:          stdin,
@@ -117,6 +124,15 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	for _, n := range st.req.Notes {
 		call(cfg.Hooks.Note, n)
 	}
+	// The harness's session (policy.EnvSession): only an outermost,
+	// recorded run has one; a nested run's WRUN_SESSION is the child's.
+	if sid, ok := os.LookupEnv(policy.EnvSession); ok && !recordsOff {
+		s, err := session.Open(filepath.Join(st.paths.State, "sessions"), sid)
+		if err != nil {
+			return refuse(pf, rf, stderr, id, err.Error())
+		}
+		cfg.Session = s
+	}
 	approver, timeout := rf.approver, rf.approverTimeout
 	if approver == "" {
 		approver = st.eff.Approver.V
@@ -138,12 +154,12 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 		call(planned, rep)
 	}
-	rec := recorder{off: recordsOff, note: cfg.Hooks.Note, st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
-	held, err := rec.register(cfg.Grant, cfg.Ceiling, cfg.Spec)
+	rec := recorder{id: id, off: recordsOff, note: cfg.Hooks.Note, st: st, rf: rf, argv: argv, workdir: workdir, start: start, allowWrite: cfg.AllowWrite, allowRead: cfg.AllowRead}
+	held, err := rec.register(cfg.Grant, cfg.Ceiling, cfg.CeilingSource, cfg.Spec)
 	if err != nil {
-		sum := run.Summary{ExitCode: run.ExitFailed, Error: err.Error()}
+		sum := run.Summary{RunID: id, ExitCode: run.ExitFailed, Error: err.Error()}
 		rec.write(stderr, &sum, nil)
-		return refuse(pf, rf, stderr, err.Error())
+		return refuse(pf, rf, stderr, id, err.Error())
 	}
 	defer held.Release()
 	if rf.verbose && !pf.json {
@@ -164,13 +180,13 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 			fmt.Fprintln(stderr, "wrun:", errText(err))
 		}
 		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
-		writeJSON(f, sum)
+		writeJSON(f, sum.Stamp())
 		f.Close()
 	case pf.json:
 		// On stderr the summary starts on a line of its own, whatever the
 		// command's last output was.
 		fmt.Fprintln(stderr)
-		writeJSON(stderr, sum)
+		writeJSON(stderr, sum.Stamp())
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", errText(err))
 	}
@@ -187,15 +203,16 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 
 // refuse says why wrun did not run the command (on the --json-fd
 // descriptor, as --json asks, or in a line) and exits 125.
-func refuse(pf *policyFlags, rf runFlags, stderr *os.File, msg string) error {
+func refuse(pf *policyFlags, rf runFlags, stderr *os.File, id, msg string) error {
+	sum := run.Summary{RunID: id, ExitCode: run.ExitFailed, Error: msg}
 	switch {
 	case rf.jsonFD > 0:
 		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
-		writeJSON(f, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+		writeJSON(f, sum.Stamp())
 		f.Close()
 		fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
 	case pf.json:
-		writeJSON(stderr, run.Summary{ExitCode: run.ExitFailed, Error: msg})
+		writeJSON(stderr, sum.Stamp())
 	default:
 		fmt.Fprintln(stderr, "wrun:", quote.Line(msg))
 	}
@@ -355,4 +372,55 @@ func errText(err error) string {
 		lines[i] = quote.Line(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// carriedFlags are the flags of this command line that shape the run, as
+// given: a route the request offers carries them (run.Config.Flags), so
+// that a harness running the route's commands reruns what wrun's own
+// retry would. How the run reports (--json, --json-fd, -v,
+// --escalation-file, --on-denial, --approver) is the harness's to choose
+// for each command, and is not carried.
+func carriedFlags(pf *policyFlags, rf runFlags) []string {
+	var out []string
+	if pf.workdir != "" {
+		out = append(out, "--workdir", pf.workdir)
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--allow-read", pf.allowRead}, {"--allow-write", pf.allowWrite}, {"--allow-unix", pf.allowUnix}, {"--keep-env", pf.keepEnv}} {
+		for _, p := range l.paths {
+			out = append(out, l.flag, p)
+		}
+	}
+	if rf.ceiling != "" {
+		out = append(out, "--ceiling", rf.ceiling)
+	}
+	if pf.bestEffort {
+		out = append(out, "--best-effort")
+	}
+	if rf.noObserve {
+		out = append(out, "--observe", "off")
+	}
+	if rf.shareWorkdir {
+		out = append(out, "--share-workdir")
+	}
+	if rf.noReceipt {
+		out = append(out, "--no-receipt")
+	} else if rf.receiptFile != "" {
+		out = append(out, "--receipt-file", rf.receiptFile)
+	}
+	return out
+}
+
+// roleFlags are this command line's --role, --model and --thinking: a
+// route command under the run's own grant carries them.
+func roleFlags(rf runFlags) []string {
+	var out []string
+	for _, f := range [][2]string{{"--role", rf.role}, {"--model", rf.model}, {"--thinking", rf.thinking}} {
+		if f[1] != "" {
+			out = append(out, f[0], f[1])
+		}
+	}
+	return out
 }

@@ -91,7 +91,7 @@ func loadSettings(workdir string, f config.Flags) (*settings, error) {
 // the command line's additions.
 func (s *settings) apply(cfg *run.Config, receiptFile string) {
 	cfg.Grant = s.req.Grant.V
-	cfg.Ceiling = s.req.Ceiling.V
+	cfg.Ceiling, cfg.CeilingSource = s.req.Ceiling.V, s.req.CeilingPlace
 	home := s.paths.Home
 	for _, p := range s.eff.AllowRead.V {
 		cfg.AllowRead = append(cfg.AllowRead, config.ExpandHome(p, home))

@@ -162,7 +162,7 @@ func loadToolsContext(f toolsFlags) (toolsContext, error) {
 	if strings.ContainsFunc(f.reason, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return toolsContext{}, &usageError{"--reason: one line of text, no control characters"}
 	}
-	b, err := run.Resolve(f.grant, f.ceiling, os.Environ())
+	b, err := run.Resolve(f.grant, f.ceiling, "", os.Environ())
 	if err != nil {
 		return toolsContext{}, &usageError{err.Error()}
 	}

@@ -1,69 +1,58 @@
 package schematest
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
 
-func TestCompile(t *testing.T) {
-	tests := []struct{ schema, err string }{
-		{`{"type": "object", "if": {}}`, `keyword "if" is not supported`},
-		{`{"$ref": "#/definitions/x"}`, `only "#" and "#/$defs/NAME"`},
-		{`{"$ref": "#/$defs/x"}`, "no such definition"},
-		{`{"pattern": "("}`, "missing closing )"},
-		{`{"type": "thing"}`, `unknown type "thing"`},
-		{`{"properties": {"a": 3}}`, "must be an object or a boolean"},
-		{`[]`, "root is not an object"},
-		{`{} {}`, "more follows"},
+// TestValidate shows the validator refuses what the schema refuses, with
+// the place named, and accepts what it allows: a control for every test
+// that validates wrun's output with it.
+func TestValidate(t *testing.T) {
+	schema := []byte(`{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"$id": "https://wrun.dev/schema/test.v1.json",
+		"$defs": {"n": {"type": "integer", "minimum": 1, "maximum": 3}},
+		"type": "object", "additionalProperties": false, "required": ["n"],
+		"properties": {"n": {"$ref": "#/$defs/n"}, "t": {"type": "string", "format": "date-time"}}}`)
+	tests := []struct{ doc, err string }{
+		{`{"n": 2}`, ""},
+		{`{"n": 2, "t": "2026-12-01T10:00:00Z"}`, ""},
+		{`{"n": 4}`, "/n"},
+		{`{"n": 2, "x": 1}`, "additional properties"},
+		{`{}`, "missing property"},
+		{`{"n": 2, "t": "yesterday"}`, "date-time"},
+		{`{"n": 2} {"n": 2}`, "more than one"},
+		{`{"n": `, "not JSON"},
 	}
 	for _, tc := range tests {
-		_, err := Compile([]byte(tc.schema))
-		if err == nil || !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("Compile(%s) = %v, want %q", tc.schema, err, tc.err)
+		err := Validate(schema, []byte(tc.doc))
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("Validate(%s) = %v, want nil", tc.doc, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Validate(%s) = %v, want an error with %q", tc.doc, err, tc.err)
 		}
+	}
+	if _, err := Compile([]byte(`{"type": "thing"}`)); err == nil {
+		t.Error("a schema with an unknown type compiled")
 	}
 }
 
-func TestValidate(t *testing.T) {
-	s, err := Compile([]byte(`{
-		"$defs": {"n": {"type": "integer", "minimum": 1, "maximum": 3}},
-		"type": "object",
-		"properties": {
-			"n": {"$ref": "#/$defs/n"},
-			"list": {"type": "array", "prefixItems": [{"const": "a"}], "items": {"type": "string", "minLength": 2}, "maxItems": 3},
-			"either": {"type": ["string", "null"]},
-			"one": {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^x"}]},
-			"not": {"not": {"const": 0}},
-			"all": {"allOf": [{"type": "number"}, {"minimum": 0.5}]}
-		},
-		"additionalProperties": {"type": "boolean"}
-	}`))
-	if err != nil {
-		t.Fatal(err)
+// TestPublishedSchemasCompile compiles every schema wrun publishes.
+func TestPublishedSchemasCompile(t *testing.T) {
+	files, err := Published(moduleRoot(t))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("no schemas found: %v", err)
 	}
-	tests := []struct{ doc, err string }{
-		{`{"n": 2, "list": ["a", "bc"], "either": null, "one": "y", "not": 1, "all": 0.75, "extra": true}`, ""},
-		{`{"n": 2.0}`, ""},
-		{`{"n": 4}`, "/n: is 4, above the maximum 3"},
-		{`{"n": 0}`, "/n: is 0, below the minimum 1"},
-		{`{"n": "2"}`, "/n: is a string, want integer"},
-		{`{"list": ["b"]}`, `/list/0: is "b", want "a"`},
-		{`{"list": ["a", "b"]}`, "/list/1: is shorter than 2 characters"},
-		{`{"list": ["a", "bb", "cc", "dd"]}`, "/list: has 4 items, want at most 3"},
-		{`{"either": 1}`, "/either: is a number, want string or null"},
-		{`{"one": "xy"}`, "/one: matches 2 of oneOf"},
-		{`{"not": 0}`, "/not: matches a schema it must not match"},
-		{`{"all": 0.25}`, "/all: is 0.25, below the minimum 0.5"},
-		{`{"extra": "yes"}`, "/extra: is a string, want boolean"},
-		{`[`, "not JSON"},
-	}
-	for _, tc := range tests {
-		err := s.Validate([]byte(tc.doc))
-		switch {
-		case tc.err == "" && err != nil:
-			t.Errorf("Validate(%s) = %v", tc.doc, err)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("Validate(%s) = %v, want %q", tc.doc, err, tc.err)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compile(b); err != nil {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }

@@ -174,9 +174,7 @@ func (l *auditLog) finishEvent(serial string) {
 			}
 			// No system call: the kernel's own signal, sent as a
 			// process ends, to a child that asked for it
-			// (PR_SET_PDEATHSIG). Only the hands, outside the command's
-			// nested layer, is refused it, when the stage's launch
-			// thread ends: no act of the command's.
+			// (PR_SET_PDEATHSIG): no act of the command's.
 			if ev.syscall == nil {
 				continue
 			}

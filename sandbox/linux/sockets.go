@@ -46,10 +46,10 @@ import (
 // does); a bind is made by a performer under the command's own Landlock
 // rules, so make_sock is decided as the command's own bind would be.
 
-// handsMaxMsg bounds the data of one mediated send: a datagram larger is
+// maxSendData bounds the data of one mediated send: a datagram larger is
 // refused with EMSGSIZE, a stream send is shortened (a partial write,
 // which stream callers handle).
-const handsMaxMsg = 192 << 10
+const maxSendData = 192 << 10
 
 // unixID names a socket file as sock_diag does: the device (the kernel's
 // encoding) and the low 32 bits of the inode number.
@@ -223,13 +223,13 @@ func (c *notice) sockaddr(ptr uint64, n int64) ([]byte, error) {
 // span is a range of the caller's memory.
 type span struct{ base, n uint64 }
 
-// sendData copies the bytes of a send, at most handsMaxMsg.
+// sendData copies the bytes of a send, at most maxSendData.
 func (c *notice) sendData(sock int, iov []span) ([]byte, error) {
 	var total uint64
 	for _, v := range iov {
 		total += v.n
 	}
-	if total > handsMaxMsg {
+	if total > maxSendData {
 		typ, _ := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
 		if typ != unix.SOCK_STREAM {
 			return nil, unix.EMSGSIZE
@@ -237,7 +237,7 @@ func (c *notice) sendData(sock int, iov []span) ([]byte, error) {
 	}
 	var out []byte
 	for _, v := range iov {
-		n := min(v.n, uint64(handsMaxMsg-len(out)))
+		n := min(v.n, uint64(maxSendData-len(out)))
 		if n == 0 {
 			continue
 		}
@@ -246,7 +246,7 @@ func (c *notice) sendData(sock int, iov []span) ([]byte, error) {
 			return nil, unix.EFAULT
 		}
 		out = append(out, b...)
-		if len(out) >= handsMaxMsg {
+		if len(out) >= maxSendData {
 			break
 		}
 	}
