@@ -212,3 +212,33 @@ func TestAuditLogNestedLayerOfTheStage(t *testing.T) {
 		t.Errorf("domain state %v, want allocated", st)
 	}
 }
+
+// FuzzAuditRecords: whatever the audit socket delivers (the records name
+// paths and programs the command chose), assembling, reading and merging
+// them never panics, and every denial it yields is of the restrictor's
+// domain.
+func FuzzAuditRecords(f *testing.F) {
+	for _, m := range recordedRun {
+		f.Add(m.typ, m.text, m.text)
+	}
+	f.Add(auditLandlockAccess, `audit(1.2:3): domain=1 blockers=fs.read_file path="\x00" pid=-1`, `audit(1.2:3): domain=1 status=allocated pid=7`)
+	f.Fuzz(func(t *testing.T, typ int, a, b string) {
+		l := newAuditLog()
+		for _, m := range recordedRun[:2] {
+			l.add(m.typ, m.text)
+		}
+		l.add(typ, a)
+		l.add(auditLandlockDomain, b)
+		l.add(auditSyscall, a)
+		l.add(auditEOE, b)
+		l.flush()
+		for _, r := range []int{25688, 7, 0, -1} {
+			ds := l.denialsOf(r)
+			_ = l.domainState(r)
+			_ = l.incomplete(r)
+			_, _, _ = mergeAudit([]sandbox.Denial{{Op: "open", Path: "/etc", Right: "read_file"}}, ds)
+		}
+		raw := []byte(a + b)
+		_ = splitNetlink(raw)
+	})
+}

@@ -88,7 +88,7 @@ func TestMsghdrHostileLengths(t *testing.T) {
 		if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 			t.Errorf("%s: %v, want %v", tt.name, err, tt.wantErr)
 		}
-		if len(sc.addr) > maxSockaddr || len(sc.data) > handsMaxMsg || len(sc.ctrl) > 64<<10 || len(sc.passed) > 253 {
+		if len(sc.addr) > maxSockaddr || len(sc.data) > maxSendData || len(sc.ctrl) > 64<<10 || len(sc.passed) > 253 {
 			t.Errorf("%s: decoded beyond the bounds: addr %d, data %d, ctrl %d, fds %d", tt.name, len(sc.addr), len(sc.data), len(sc.ctrl), len(sc.passed))
 		}
 	}
@@ -109,7 +109,7 @@ func FuzzMsghdr(f *testing.F) {
 	f.Add(m, uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		sc, _ := decodeMsg(data, addr)
-		if len(sc.addr) > maxSockaddr || len(sc.data) > handsMaxMsg || len(sc.ctrl) > 64<<10 || len(sc.passed) > 253 {
+		if len(sc.addr) > maxSockaddr || len(sc.data) > maxSendData || len(sc.ctrl) > 64<<10 || len(sc.passed) > 253 {
 			t.Fatalf("decoded beyond the bounds: addr %d, data %d, ctrl %d, fds %d", len(sc.addr), len(sc.data), len(sc.ctrl), len(sc.passed))
 		}
 	})
