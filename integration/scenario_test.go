@@ -314,7 +314,9 @@ func scenarios(t *testing.T) []scenario {
 			first: "use-tmpdir", succeeds: true,
 		},
 		{
-			name: "a linked worktree's .git file", tools: []string{"git", "sh"}, grant: "verify",
+			// Under write the policy protects the .git file inside the
+			// writable workspace: that is what withheld it.
+			name: "a linked worktree's .git file", tools: []string{"git", "sh"}, grant: "write",
 			setup: func(t *testing.T, dir string) (string, []string) {
 				_, clone := gitRepoPair(t, dir)
 				wt := filepath.Join(dir, "wt")
@@ -322,6 +324,21 @@ func scenarios(t *testing.T) []scenario {
 				return wt, []string{"sh", "-c", "echo gitdir: /tmp > .git"}
 			},
 			rule: "protected", path: func(dir string) string { return filepath.Join(dir, "wt", ".git") },
+			first: "ask-parent", succeeds: false,
+		},
+		{
+			// Under verify the grant never opened the workspace: the
+			// read-only workspace withheld it, and nothing is offered but
+			// asking the parent, since any grant that opened it would
+			// protect it.
+			name: "a linked worktree's .git file under verify", tools: []string{"git", "sh"}, grant: "verify",
+			setup: func(t *testing.T, dir string) (string, []string) {
+				_, clone := gitRepoPair(t, dir)
+				wt := filepath.Join(dir, "wt")
+				gitCmd(t, clone, "worktree", "add", "-q", wt, "-b", "wt")
+				return wt, []string{"sh", "-c", "echo gitdir: /tmp > .git"}
+			},
+			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "wt", ".git") },
 			first: "ask-parent", succeeds: false,
 		},
 		{
@@ -464,4 +481,176 @@ func TestScenarios(t *testing.T) {
 			t.Logf("succeeded after %v: wrun %s", steps, strings.Join(h.args(), " "))
 		})
 	}
+}
+
+// wrunLines are the lines wrun itself wrote to stderr (the child's own
+// output is the child's).
+func wrunLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "wrun: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// quietTool is one toolchain's ordinary successful command.
+type quietTool struct {
+	name  string
+	tools []string
+	grant string
+	// setup makes the project in ws and returns the command.
+	setup func(t *testing.T, ws string) []string
+}
+
+func quietTools() []quietTool {
+	return []quietTool{
+		{name: "go test", tools: []string{"go"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			goModule(t, ws, "example.com/quiet"+scenarioNonce())
+			return []string{"go", "test", "-count=1", "./..."}
+		}},
+		{name: "go vet", tools: []string{"go"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			goModule(t, ws, "example.com/quiet"+scenarioNonce())
+			return []string{"go", "vet", "./..."}
+		}},
+		{name: "cargo test", tools: []string{"cargo"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			cargoWorkspace(t, ws)
+			if r := run(t, runOpts{dir: ws}, "cargo", "generate-lockfile", "--offline"); r.code != 0 {
+				t.Fatalf("cargo generate-lockfile: %s", r)
+			}
+			return []string{"cargo", "test", "--offline", "-q"}
+		}},
+		{name: "npm test", tools: []string{"npm", "node"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			mustWrite(t, filepath.Join(ws, "package.json"), `{"name": "quiet", "version": "1.0.0", "scripts": {"test": "node -e \"process.exit(1+1===2?0:1)\""}}`+"\n")
+			return []string{"npm", "test", "--silent"}
+		}},
+		{name: "git status and log", tools: []string{"git", "sh"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			newRepo(t, ws)
+			return []string{"sh", "-c", "git status --short && git log --oneline >/dev/null"}
+		}},
+		{name: "git commit under write", tools: []string{"git"}, grant: "write", setup: func(t *testing.T, ws string) []string {
+			newRepo(t, ws)
+			mustWrite(t, filepath.Join(ws, "README"), "changed\n")
+			return []string{"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "change"}
+		}},
+	}
+}
+
+// Success is quiet (issue 25, item 2): a command that succeeds prints
+// nothing of wrun's for refusals of paths the grant never opened, in a
+// fresh HOME (a CI container: the go command creates HOME/.config on
+// every run) or a lived-in one (the toolchain ran there before, outside
+// wrun, and the usual dot files exist); --json keeps them in
+// denials_ignored. The control: a refused write to a protected path inside
+// a writable tree, and a dot entry removed after the run, are printed
+// still, through the same lines the check reads.
+func TestQuietSuccessInAFreshOrLivedInHome(t *testing.T) {
+	requireABI(t, 3)
+	for _, tool := range quietTools() {
+		for _, lived := range []bool{false, true} {
+			kind := "fresh HOME"
+			if lived {
+				kind = "lived-in HOME"
+			}
+			t.Run(tool.name+", "+kind, func(t *testing.T) {
+				requireTool(t, tool.tools...)
+				home, env := freshHome(t)
+				env = append(env, rustupHome()...)
+				ws := workspace(t)
+				argv := tool.setup(t, ws)
+				o := runOpts{dir: ws, env: env}
+				if lived {
+					mustWrite(t, filepath.Join(home, ".bashrc"), "# the user's\n")
+					mustWrite(t, filepath.Join(home, ".profile"), "# the user's\n")
+					mustWrite(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = t\n\temail = t@example.com\n")
+					mustWrite(t, filepath.Join(home, ".config", "git", "ignore"), "*.swp\n")
+					mustWrite(t, filepath.Join(home, ".ssh", "known_hosts"), "")
+					// The toolchain lived here: its own dot entries exist.
+					if r := run(t, o, argv...); r.code != 0 {
+						t.Fatalf("control: %q without wrun: %s", argv, r)
+					}
+					if tool.grant == "write" {
+						ws2 := workspace(t)
+						argv = tool.setup(t, ws2)
+						o.dir = ws2
+					}
+				}
+				r := wrun(t, o, append([]string{"--grant", tool.grant, "--"}, argv...)...)
+				if r.code != 0 {
+					t.Fatalf("%q under %s: %s", argv, tool.grant, r)
+				}
+				if lines := wrunLines(r.stderr); len(lines) > 0 {
+					t.Errorf("a successful %q printed wrun's lines:\n%s", argv, strings.Join(lines, "\n"))
+				}
+				if tool.grant == "write" {
+					return // the commit is made: the --json run would find nothing to commit
+				}
+				s, r := runScenario(t, o, harnessRun{grant: tool.grant, argv: argv})
+				if s.ExitCode != 0 || s.Request != nil {
+					t.Fatalf("--json: exit %d, request %+v\n%s", s.ExitCode, s.Request, r)
+				}
+				var under []string
+				for _, d := range s.Ignored {
+					if strings.HasPrefix(d.Path, home+"/") {
+						under = append(under, d.Path+" "+d.WithheldBy.Rule)
+						if d.Shown() {
+							t.Errorf("denials_ignored: %s %s would be printed (%s), yet no rule of %s opens HOME", d.Op, d.Path, d.WithheldBy.Rule, tool.grant)
+						}
+					}
+				}
+				t.Logf("recorded, not printed, under HOME: %v", under)
+			})
+		}
+	}
+
+	// The control: what must be printed on success still is.
+	t.Run("control: a protected path inside a writable tree, a removal", func(t *testing.T) {
+		requireTool(t, "git", "sh")
+		home, env := freshHome(t)
+		ws := workspace(t)
+		newRepo(t, ws)
+		o := runOpts{dir: ws, env: env}
+		r := wrun(t, o, "--grant", "write", "--", "sh", "-c", "echo evil >> .git/hooks/pre-commit 2>/dev/null; exit 0")
+		lines := wrunLines(r.stderr)
+		if r.code != 0 || !slices.ContainsFunc(lines, func(l string) bool {
+			return strings.Contains(l, "denied") && strings.Contains(l, ".git/hooks") && strings.Contains(l, "protected")
+		}) {
+			t.Errorf("a refused write to .git/hooks inside the writable workspace is not printed on success:\n%s", r)
+		}
+		if exists(filepath.Join(ws, ".git", "hooks", "pre-commit")) {
+			t.Errorf("the hook was written")
+		}
+		dot := filepath.Join(home, ".wrun-quiet-"+scenarioNonce())
+		r = wrun(t, o, "--grant", "write", "--allow-write", home, "--", "sh", "-c", "touch "+dot)
+		if r.code != 0 || !slices.ContainsFunc(wrunLines(r.stderr), func(l string) bool {
+			return strings.HasPrefix(l, "wrun: removed") && strings.Contains(l, filepath.Base(dot))
+		}) {
+			t.Errorf("a dot entry of HOME removed after the run is not printed:\n%s", r)
+		}
+		if exists(dot) {
+			t.Errorf("%s is left after the run", dot)
+		}
+	})
+}
+
+// rustupHome keeps rustup's toolchains reachable in a fresh HOME, where
+// cargo is rustup's proxy (Debian's cargo needs nothing).
+func rustupHome() []string {
+	if os.Getenv("RUSTUP_HOME") != "" {
+		return nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Join(home, ".rustup")); err == nil && fi.IsDir() {
+		env := []string{"RUSTUP_HOME=" + filepath.Join(home, ".rustup")}
+		if fi, err := os.Stat(filepath.Join(home, ".cargo", "registry")); err == nil && fi.IsDir() {
+			// cargo's offline index of the user's, as CI's cargo has it.
+			env = append(env, "CARGO_HOME="+filepath.Join(home, ".cargo"))
+		}
+		return env
+	}
+	return nil
 }
