@@ -70,6 +70,10 @@ var (
 	desktopNames = []string{"off", "on"}
 )
 
+// FieldNames returns the names of a grant's fields, in the order a grant
+// is written: files, shell, network, desktop, tools.
+func FieldNames() []string { return []string{"files", "shell", "network", "desktop", "tools"} }
+
 func (f Files) String() string   { return enumName(filesNames, int(f)) }
 func (s Shell) String() string   { return enumName(shellNames, int(s)) }
 func (n Network) String() string { return enumName(networkNames, int(n)) }
@@ -211,7 +215,7 @@ func setField(g *Grant, key, val string) error {
 	case "tools":
 		g.Tools, err = parseTools(val)
 	default:
-		return fmt.Errorf("unknown field %q; fields are files, shell, network, desktop, tools", key)
+		return fmt.Errorf("unknown field %q; fields are %s", key, strings.Join(FieldNames(), ", "))
 	}
 	return err
 }
