@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -639,28 +640,58 @@ func deniedBeyondBounds(res *sandbox.Result) {
 	}
 }
 
-// tailWriter keeps the last max bytes written to it.
+// tailWriter keeps the last max bytes written to it, in a ring: a write
+// copies its bytes once and allocates nothing, whatever the command
+// prints (the command's stderr passes through it on its way out).
 type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu   sync.Mutex
+	max  int
+	ring []byte // allocated at the first write, max bytes
+	next int    // where the next byte goes
+	full bool   // the ring has wrapped: all of it is the tail
 }
 
 func (t *tailWriter) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = t.buf[over:]
+	n := len(b)
+	if t.max <= 0 {
+		return n, nil
 	}
-	return len(b), nil
+	if t.ring == nil {
+		t.ring = make([]byte, t.max)
+	}
+	if len(b) >= t.max {
+		b = b[len(b)-t.max:]
+		copy(t.ring, b)
+		t.next, t.full = 0, true
+		return n, nil
+	}
+	c := copy(t.ring[t.next:], b)
+	if c < len(b) {
+		copy(t.ring, b[c:])
+		t.full = true
+	}
+	t.next = (t.next + len(b)) % t.max
+	if t.next == 0 && len(b) > 0 {
+		t.full = true
+	}
+	return n, nil
+}
+
+// bytes returns the tail, oldest byte first.
+func (t *tailWriter) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.full {
+		return slices.Clone(t.ring[:t.next])
+	}
+	return append(slices.Clone(t.ring[t.next:]), t.ring[:t.next]...)
 }
 
 func (t *tailWriter) lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	var out []string
-	sc := bufio.NewScanner(strings.NewReader(string(t.buf)))
+	sc := bufio.NewScanner(bytes.NewReader(t.bytes()))
 	for sc.Scan() {
 		out = append(out, sc.Text())
 	}
