@@ -84,9 +84,9 @@ func TestTailWriter(t *testing.T) {
 		{7, []string{"first line\n", "second\n"}, []string{"second"}},
 		{8, []string{"first line\n", "second\n"}, []string{"", "second"}},
 		{4, []string{"abcdefgh"}, []string{"efgh"}},
-		{4, []string{"ab", "cd"}, []string{"abcd"}},             // fills the ring exactly
-		{4, []string{"ab", "cd", "e"}, []string{"bcde"}},        // one past
-		{4, []string{"abc", "defgh", "ij"}, []string{"ghij"}},   // a write longer than the ring, then a wrap
+		{4, []string{"ab", "cd"}, []string{"abcd"}},              // fills the ring exactly
+		{4, []string{"ab", "cd", "e"}, []string{"bcde"}},         // one past
+		{4, []string{"abc", "defgh", "ij"}, []string{"ghij"}},    // a write longer than the ring, then a wrap
 		{5, []string{"abc", "de\nf", "g"}, []string{"de", "fg"}}, // wraps inside a write
 		{64, nil, nil},
 	}
