@@ -654,3 +654,31 @@ func rustupHome() []string {
 	}
 	return nil
 }
+
+// The --json summary starts on a line of its own, with no blank line
+// before it (issue 25, item 10): wrun adds a newline only where the
+// command's stderr ended inside a line (the control: without that newline
+// the summary would be glued to the command's last words).
+func TestJSONSummaryFollowsTheOutputWithoutABlankLine(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	for _, tc := range []struct{ sh, before string }{
+		{"echo last line >&2", "last line\n"},
+		{"printf 'no newline' >&2", "no newline\n"},
+		{"true", ""},
+		{"echo out; exit 3", ""},
+	} {
+		r := wrun(t, runOpts{dir: ws}, "--json", "--grant", "inspect", "--", "sh", "-c", tc.sh)
+		i := strings.LastIndex(r.stderr, "{\"grant\"")
+		if i < 0 || !strings.HasSuffix(r.stderr, "}\n") {
+			t.Fatalf("%s: no summary at the end of stderr:\n%s", tc.sh, r)
+		}
+		if got := r.stderr[:i]; got != tc.before {
+			t.Errorf("%s: stderr before the summary is %q, want %q", tc.sh, got, tc.before)
+		}
+		var s scenarioSummary
+		if err := json.Unmarshal([]byte(r.stderr[i:]), &s); err != nil {
+			t.Errorf("%s: the summary does not parse: %v", tc.sh, err)
+		}
+	}
+}

@@ -86,6 +86,23 @@ type Summary struct {
 	// Attempts lists, after a retry, every run of this wrun in order: the
 	// command, then the rerun or each command of the approved route.
 	Attempts []Attempt `json:"attempts,omitempty"`
+
+	// stderrOpen: the command's stderr, as wrun passed it on, did not end
+	// with a newline, or wrun did not see it (see StderrOpen).
+	stderrOpen bool
+}
+
+// StderrOpen reports whether what the last command of the run wrote to
+// stderr may have left a line open: it ended without a newline, or wrun
+// did not pass it on (a terminal, --keep-background) and cannot tell. A
+// line of wrun's own written after it on stderr needs a newline first
+// only then.
+func (s *Summary) StderrOpen() bool {
+	last := s
+	for last.Retry != nil {
+		last = last.Retry
+	}
+	return last.stderrOpen
 }
 
 // Attempt is one run in Summary.Attempts.
@@ -449,6 +466,8 @@ type outcome struct {
 	code    int
 	err     error // set when wrun failed before or around the child
 	started bool
+	// stderrOpen: see Summary.StderrOpen.
+	stderrOpen bool
 }
 
 func fillSummary(sum *Summary, out outcome) {
@@ -468,6 +487,7 @@ func fillSummary(sum *Summary, out outcome) {
 		}
 	}
 	sum.DenialsDropped = out.res.DenialsDropped
+	sum.stderrOpen = out.stderrOpen
 }
 
 // attempt runs the command once under grant g: a private temp dir, the
@@ -554,9 +574,11 @@ func attempt(cfg *Config, platform Platform, pre prestage, g grant.Grant, h poli
 		}
 	}
 	res, err := pl.Run(c)
+	out.stderrOpen = true
 	if tail != nil {
 		c.Stderr.Close()
 		<-teeDone
+		out.stderrOpen = tail.open()
 	}
 	if err != nil {
 		code := ExitFailed
@@ -649,12 +671,24 @@ type tailWriter struct {
 	ring []byte // allocated at the first write, max bytes
 	next int    // where the next byte goes
 	full bool   // the ring has wrapped: all of it is the tail
+	last byte   // the last byte written, 0 before any
+}
+
+// open reports whether what was written ends inside a line: something
+// was, and its last byte is not a newline.
+func (t *tailWriter) open() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last != 0 && t.last != '\n'
 }
 
 func (t *tailWriter) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(b)
+	if n > 0 {
+		t.last = b[n-1]
+	}
 	if t.max <= 0 {
 		return n, nil
 	}

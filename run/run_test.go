@@ -126,6 +126,30 @@ func TestTailWriterIsTheTail(t *testing.T) {
 	}
 }
 
+func TestTailWriterOpen(t *testing.T) {
+	tests := []struct {
+		writes []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{""}, false},
+		{[]string{"a\n"}, false},
+		{[]string{"a\nb"}, true},
+		{[]string{"a", "\n"}, false},
+		{[]string{"a\n", ""}, false},
+		{[]string{"a\n", "b"}, true},
+	}
+	for _, tc := range tests {
+		tw := &tailWriter{max: 2}
+		for _, w := range tc.writes {
+			tw.Write([]byte(w))
+		}
+		if got := tw.open(); got != tc.want {
+			t.Errorf("writes %q: open %v, want %v", tc.writes, got, tc.want)
+		}
+	}
+}
+
 // BenchmarkTailWriter: what keeping the tail costs per 32 KiB the command
 // writes to stderr.
 func BenchmarkTailWriter(b *testing.B) {

@@ -170,8 +170,11 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		f.Close()
 	case pf.json:
 		// On stderr the summary starts on a line of its own, whatever the
-		// command's last output was.
-		fmt.Fprintln(stderr)
+		// command's last output was: after a newline only where the
+		// command left a line open (or wrun could not tell).
+		if sum.StderrOpen() {
+			fmt.Fprintln(stderr)
+		}
 		writeJSON(stderr, sum)
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", quote.Line(err.Error()))
