@@ -682,3 +682,43 @@ func TestJSONSummaryFollowsTheOutputWithoutABlankLine(t *testing.T) {
 		}
 	}
 }
+
+// Near-identical denial lines are one (issue 25, item 10): a failing
+// command refused thirteen directories of the same kind (npm install's
+// node_modules under verify) prints one line for them, naming how many
+// and where, while the request keeps all thirteen; the control, a refusal
+// of another kind in the same run, keeps a line of its own.
+func TestNearIdenticalDenialsAreOneLine(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	mustWrite(t, filepath.Join(ws, "web", "package.json"), "{}\n")
+	script := "for p in a b c d e f g h i j k l m; do mkdir node_modules-$p 2>/dev/null; done; echo x > package.json 2>/dev/null; exit 1"
+	r := wrun(t, runOpts{dir: filepath.Join(ws, "web")}, "--grant", "verify", "--", "sh", "-c", script)
+	var dirs, other []string
+	for _, l := range wrunLines(r.stderr) {
+		switch {
+		case strings.Contains(l, "denied create directory"):
+			dirs = append(dirs, l)
+		case strings.Contains(l, "package.json"):
+			other = append(other, l)
+		}
+	}
+	if len(dirs) != 1 || !strings.Contains(dirs[0], "node_modules-") || !strings.Contains(dirs[0], " and 12 more paths under "+filepath.Join(ws, "web")+" (") {
+		t.Errorf("want one line for the 13 directories:\n%s", r)
+	}
+	if len(other) != 1 {
+		t.Errorf("the write to package.json does not have a line of its own:\n%s", r)
+	}
+	s, r := runScenario(t, runOpts{dir: filepath.Join(ws, "web")}, harnessRun{grant: "verify", argv: []string{"sh", "-c", script}})
+	n := 0
+	if s.Request != nil {
+		for _, d := range s.Request.Denials {
+			if d.Op == "mkdir" {
+				n++
+			}
+		}
+	}
+	if n != 13 {
+		t.Errorf("the request has %d of the 13 directories:\n%s", n, r)
+	}
+}

@@ -276,7 +276,10 @@ func writeAttempt(w io.Writer, s *run.Summary, verbose bool) {
 	for _, f := range s.AfterRunFailed {
 		fmt.Fprintln(w, "wrun: FAILED after the run:", quote.Line(f))
 	}
+	// Near-identical lines are said once (escalate.GroupedLines); --json
+	// has every denial.
 	if s.Request != nil {
+		var say []escalate.DeniedAct
 		for _, d := range s.Request.Denials {
 			// glibc's name-service lookups (id, ls -l, git) probe nscd
 			// over a UNIX socket on every run and shrug off the refusal;
@@ -284,15 +287,21 @@ func writeAttempt(w io.Writer, s *run.Summary, verbose bool) {
 			if d.Right == "socket_unix" && s.ExitCode == 0 {
 				continue
 			}
-			fmt.Fprintln(w, quote.Line(d.Summary))
+			say = append(say, d)
+		}
+		for _, l := range escalate.GroupedLines(say) {
+			fmt.Fprintln(w, quote.Line(l))
 		}
 	}
-	shown := 0
+	var shownActs []escalate.DeniedAct
 	for _, d := range s.DenialsIgnored {
 		if verbose || d.Shown() {
-			fmt.Fprintln(w, quote.Line(d.Summary))
-			shown++
+			shownActs = append(shownActs, d)
 		}
+	}
+	shown := len(shownActs)
+	for _, l := range escalate.GroupedLines(shownActs) {
+		fmt.Fprintln(w, quote.Line(l))
 	}
 	if shown > 0 {
 		fmt.Fprintf(w, "wrun: the command succeeded, so nothing is asked for: %d denial(s) recorded (denials_ignored in --json)\n", len(s.DenialsIgnored))
