@@ -343,6 +343,11 @@ func (a *Analyzer) wouldProtect(root string) []access.Hole {
 			break
 		}
 	}
+	for _, pp := range a.cat.Protected {
+		if pp.Under == "workdir" {
+			add(filepath.Join(a.p.Workdir, pp.Rel), pp.Why)
+		}
+	}
 	if a.facts.Home != "" {
 		for _, pp := range a.cat.Protected {
 			if pp.Under == "home" {

@@ -249,6 +249,11 @@ func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, str
 			if filepath.Dir(path) == a.facts.Home && strings.HasPrefix(filepath.Base(path), ".") && a.facts.Exists != nil && a.facts.Exists(path) {
 				return path, pp.Why
 			}
+		case "workdir":
+			base := filepath.Join(a.p.Workdir, pp.Rel)
+			if policy.Within(path, base) {
+				return base, pp.Why
+			}
 		case "any":
 			if filepath.Base(path) == pp.Rel {
 				return path, pp.Why

@@ -258,11 +258,13 @@ func sortTools(ts []string) []string {
 // names none, which is what the other fields imply: read and search when
 // the workspace is readable, edit when it is writable, shell when a
 // process may run, spawn with shell=full, web with shell=full and
-// network=on. So inspect and verify carry read, search and shell; write
-// adds edit; full adds web and spawn; shell=none carries no shell. No
-// grant carries mcp or desktop unless its spec names them.
+// network=on, and always control (the harness's own to-do lists, plans
+// and questions, which touch nothing a grant governs). So inspect and
+// verify carry read, search, shell and control; write adds edit; full
+// adds web and spawn; shell=none carries no shell. No grant carries mcp or
+// desktop unless its spec names them.
 func DefaultTools(f Files, s Shell, n Network) []string {
-	out := []string{}
+	out := []string{string(tools.Control)}
 	if f >= FilesRead {
 		out = append(out, string(tools.Read), string(tools.Search))
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -722,3 +723,106 @@ func TestNearIdenticalDenialsAreOneLine(t *testing.T) {
 		t.Errorf("the request has %d of the 13 directories:\n%s", n, r)
 	}
 }
+
+// The repository's tool labels (.wrun/tools.toml) are protected under
+// write as .wrun.toml is (issue 25, item 8): a child can neither rewrite
+// nor remove them, nor plant them where there were none (what it plants
+// is removed after the run), and the refusal says so. The control: the
+// same writes to a file of the same name elsewhere in the workspace work.
+func TestRepositoryToolLabelsAreProtected(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "git", "sh")
+	labels := "[tools]\nBash = [\"edit\"]\n"
+	for _, tc := range []struct{ name, sh string }{
+		{"rewrite", "echo '# widened' > .wrun/tools.toml"},
+		{"remove", "rm -f .wrun/tools.toml"},
+		{"replace the directory", "mv .wrun .wrun-old && mkdir .wrun"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := workspace(t)
+			newRepo(t, ws)
+			mustWrite(t, filepath.Join(ws, ".wrun", "tools.toml"), labels)
+			mustWrite(t, filepath.Join(ws, "src", "tools.toml"), labels)
+			_, req, r := runJSON(t, runOpts{dir: ws}, "--grant", "write", "--", "sh", "-c", tc.sh)
+			if got := mustRead(t, filepath.Join(ws, ".wrun", "tools.toml")); got != labels {
+				t.Fatalf("%s: .wrun/tools.toml is now %q:\n%s", tc.sh, got, r)
+			}
+			if req == nil || len(req.Denials) == 0 || req.Denials[0].WithheldBy.Field != escalate.FieldProtected {
+				t.Errorf("%s: want a denial of a protected path:\n%s", tc.sh, r)
+			}
+			// The control: the same act on src/tools.toml.
+			ctl := strings.ReplaceAll(tc.sh, ".wrun", "src")
+			if r := wrun(t, runOpts{dir: ws}, "--grant", "write", "--", "sh", "-c", ctl); r.code != 0 {
+				t.Errorf("control %q: %s", ctl, r)
+			}
+		})
+	}
+	t.Run("plant where there were none", func(t *testing.T) {
+		ws := workspace(t)
+		newRepo(t, ws)
+		wrun(t, runOpts{dir: ws}, "--grant", "write", "--", "sh", "-c", "mkdir -p .wrun && echo '[tools]' > .wrun/tools.toml")
+		if exists(filepath.Join(ws, ".wrun")) {
+			t.Errorf(".wrun is left after the run")
+		}
+	})
+}
+
+// Tool catalogues as the main harnesses emit them (issue 25, item 8):
+// wrun tools filter reads each shape and prints the part the grant gives
+// in the same shape; the harness's control tools are in it under every
+// preset; save_memory needs edit and new_task spawn. The control: the same
+// catalogue under write shows the edit tools inspect hides.
+func TestToolCatalogueShapes(t *testing.T) {
+	cfg := workspace(t)
+	env := []string{"XDG_CONFIG_HOME=" + cfg, "WRUN_GRANT=", "WRUN_CEILING="}
+	ws := workspace(t)
+	chat := `{"model": "m", "tools": [
+  {"type": "function", "function": {"name": "TodoWrite", "parameters": {}}},
+  {"type": "function", "function": {"name": "Bash", "parameters": {}}},
+  {"type": "function", "function": {"name": "Edit", "parameters": {}}},
+  {"type": "function", "function": {"name": "save_memory", "parameters": {}}},
+  {"type": "function", "function": {"name": "new_task", "parameters": {}}}]}`
+	gemini := `[{"functionDeclarations": [{"name": "read_file"}, {"name": "write_todos"}, {"name": "replace"}]}]`
+	mcp := `{"jsonrpc": "2.0", "id": 3, "result": {"tools": [{"name": "Read", "inputSchema": {}}]}}`
+	filter := func(grantSpec, in string, extra ...string) (result, []string) {
+		t.Helper()
+		r := run(t, runOpts{dir: ws, env: env, stdin: in}, append([]string{bins.wrun, "tools", "filter", "--grant", grantSpec}, extra...)...)
+		var names []string
+		for _, m := range regexpName.FindAllStringSubmatch(r.stdout, -1) {
+			names = append(names, m[1])
+		}
+		return r, names
+	}
+	for _, tc := range []struct {
+		grant, in string
+		extra     []string
+		want      string
+	}{
+		{"inspect", chat, nil, "TodoWrite Bash"},
+		{"write", chat, nil, "TodoWrite Bash Edit save_memory"},
+		{"full", chat, nil, "TodoWrite Bash Edit save_memory new_task"},
+		{"files=none,shell=none", chat, nil, "TodoWrite"},
+		{"inspect", gemini, nil, "read_file write_todos"},
+		{"write", gemini, nil, "read_file write_todos replace"},
+		// An MCP server's tool called Read is the server's: unlabelled,
+		// it is never shown, whatever the grant.
+		{"full,tools=read+mcp", mcp, []string{"--server", "docs"}, ""},
+	} {
+		r, names := filter(tc.grant, tc.in, tc.extra...)
+		if r.code != 0 || strings.Join(names, " ") != tc.want {
+			t.Errorf("--grant %s: tools %q, want %q\n%s", tc.grant, names, tc.want, r)
+		}
+		if !json.Valid([]byte(r.stdout)) {
+			t.Errorf("--grant %s: not JSON:\n%s", tc.grant, r.stdout)
+		}
+	}
+	if r, _ := filter("full", mcp); r.code != 125 || !strings.Contains(r.stderr, "--server") {
+		t.Errorf("an MCP tools/list without --server: %s", r)
+	}
+	mustWrite(t, filepath.Join(cfg, "wrun", "tools.toml"), "[servers]\ndocs = \"read\"\n")
+	if _, names := filter("full,tools=read+mcp", mcp, "--server", "docs"); strings.Join(names, " ") != "Read" {
+		t.Errorf("the labelled server's Read: %q", names)
+	}
+}
+
+var regexpName = regexp.MustCompile(`"name": "([^"]+)"`)
