@@ -826,3 +826,68 @@ func TestToolCatalogueShapes(t *testing.T) {
 }
 
 var regexpName = regexp.MustCompile(`"name": "([^"]+)"`)
+
+// The private build caches are bounded (issue 25, item 6): go test in
+// three workspaces under verify makes three keys; with cache.max_size at
+// its floor each run that makes a new key removes the least recently used
+// others, never its own, so one is left, and wrun cache list names its
+// workspace and grant. The control: under the default bound all three
+// stay. wrun cache rm removes what is left.
+func TestPrivateCachesAreBounded(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "go")
+	for _, bounded := range []bool{false, true} {
+		name := "default bound"
+		if bounded {
+			name = "cache.max_size = 1MiB"
+		}
+		t.Run(name, func(t *testing.T) {
+			_, env := freshHome(t)
+			cache, cfg := workspace(t), workspace(t)
+			env = append(env, "XDG_CACHE_HOME="+cache, "XDG_CONFIG_HOME="+cfg)
+			if bounded {
+				mustWrite(t, filepath.Join(cfg, "wrun", "config.toml"), "[cache]\nmax_size = \"1MiB\"\n")
+			}
+			var wss []string
+			for i := range 3 {
+				ws := workspace(t)
+				goModule(t, ws, "example.com/bounded"+scenarioNonce())
+				if r := wrun(t, runOpts{dir: ws, env: env}, "--grant", "verify", "--", "go", "test", "-count=1", "./..."); r.code != 0 {
+					t.Fatalf("go test in workspace %d: %s", i, r)
+				}
+				wss = append(wss, ws)
+			}
+			r := run(t, runOpts{env: env}, bins.wrun, "cache", "list", "--json")
+			var rep struct {
+				MaxSize int64 `json:"max_size"`
+				Keys    []struct {
+					Key, Workspace, Grant string
+					Size                  int64
+				} `json:"keys"`
+			}
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+				t.Fatalf("wrun cache list --json: %s", r)
+			}
+			var left []string
+			for _, k := range rep.Keys {
+				left = append(left, k.Workspace)
+				if k.Grant != "files=read,shell=verify,network=on,desktop=off" || k.Size <= 0 {
+					t.Errorf("key %+v", k)
+				}
+			}
+			want := wss
+			if bounded {
+				want = wss[2:] // the last run's own key is never removed by it
+			}
+			if !slices.Equal(left, want) {
+				t.Errorf("caches left for %q, want %q", left, want)
+			}
+			if r := run(t, runOpts{env: env}, bins.wrun, "cache", "rm", "--all"); r.code != 0 {
+				t.Errorf("wrun cache rm --all: %s", r)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(cache, "wrun", "ws")); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.IsDir() }) {
+				t.Errorf("caches left after rm --all: %v", entries)
+			}
+		})
+	}
+}

@@ -13,6 +13,16 @@ import (
 	"github.com/wrun-dev/wrun/policy"
 )
 
+// StateDir is wrun's state directory for this user: the private state of
+// sandboxed runs (their build caches, verify.UseState) lies beneath it.
+// It is "" when the user has no cache directory.
+func StateDir() string {
+	if cache, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(cache, "wrun")
+	}
+	return ""
+}
+
 // hostFacts gathers the facts the policy depends on and checks every path
 // s names.
 func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
@@ -53,9 +63,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		h.Identity.Gids = append(h.Identity.Gids, gids...)
 	}
 	h.Scan = policy.ScanRoots(h.Identity.Uid)
-	if cache, err := os.UserCacheDir(); err == nil {
-		h.StateDir = filepath.Join(cache, "wrun")
-	}
+	h.StateDir = StateDir()
 	h.Records, h.Hide = s.Records, s.Hide
 	for _, p := range s.AllowRead {
 		c, err := canonical(p)

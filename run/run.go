@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -527,6 +528,22 @@ func attempt(cfg *Config, platform Platform, pre prestage, g grant.Grant, h poli
 		return failed(ExitFailed, err)
 	}
 	out.p = p
+	state, err := holdState(cfg, g, h, o, p)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	// Released however the attempt ends; when the command ran, once the
+	// checks after it are made (below), keeping the caches within their
+	// bound.
+	defer func() {
+		if state == nil {
+			return
+		}
+		// What went is not said: wrun cache lists what is kept.
+		if _, err := state.Done(); err != nil && out.started {
+			out.res.Warnings = append(out.res.Warnings, "keeping the private build caches within their bound: "+err.Error())
+		}
+	}()
 	_, nested := envlist.Lookup(h.Env, escalate.EnvGrant)
 	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve || nested, KillAfter: cfg.KillAfter})
 	if err != nil {
@@ -652,6 +669,27 @@ func attempt(cfg *Config, platform Platform, pre prestage, g grant.Grant, h poli
 	out.sorted = a.Sort(escalate.Run{Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded, Reported: reported}, denials)
 	out.req = out.sorted.Request
 	return out
+}
+
+// holdState holds the run's key of wrun's private state (the build caches
+// of sandboxed runs of this workspace under this authority) when the
+// policy uses it, recording whose it is; nil when it does not.
+func holdState(cfg *Config, g grant.Grant, h policy.Host, o policy.Options, p *policy.Policy) (*verify.StateUse, error) {
+	in := policy.VerifyInput(g, h, o)
+	if in.StateDir == "" || !slices.ContainsFunc(p.Rules, func(r policy.Rule) bool { return policy.Within(r.Path, in.StateDir) }) {
+		return nil, nil
+	}
+	max := cfg.StateMax
+	if max <= 0 {
+		max = verify.DefaultStateMax
+	}
+	rec := verify.StateRecord{Workspace: h.Workdir, Grant: g.String(), AllowWrite: o.AllowWrite, AllowRead: o.AllowRead,
+		AllowUnix: o.AllowUnix, KeepEnv: o.KeepEnv}
+	u, err := verify.UseState(in.StateRoot, filepath.Base(in.StateDir), rec, max)
+	if err != nil {
+		return nil, fmt.Errorf("the private build caches: %w", err)
+	}
+	return u, nil
 }
 
 // deniedBeyondBounds warns that denials were counted and not kept.

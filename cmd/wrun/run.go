@@ -98,6 +98,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Confirm:        run.ConfirmOnTerminal,
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
 		Early:          early,
+		StateMax:       st.eff.CacheMax.V,
 	}
 	st.apply(&cfg, rf.receiptFile)
 	for _, n := range st.eff.Notes {
