@@ -201,10 +201,11 @@ func settle(root *os.Root, id string) []error {
 // Bounds on what wrun copies out of one quarantine. Every byte is read from
 // a file the child made, and the child chooses its size: a sparse file
 // costs it nothing on disk but wrun a real block for every byte copied, and
-// hard links give one file many names. A file larger than
-// MaxQuarantineFile, or one that would take the quarantine past
-// MaxQuarantineTotal, is refused and reported, not copied; a file is
-// counted (and copied) once, whatever its number of names. A fetch that
+// hard links give one file many names. A sparse file (git never writes
+// one), a file larger than MaxQuarantineFile, or one that would take the
+// quarantine past MaxQuarantineTotal, is refused and reported, not copied;
+// a file is counted (and copied) once, whatever its number of names. What
+// wrun copies has thus cost the child as much disk as it costs wrun. A fetch that
 // needs more goes under a grant that writes the repository.
 var (
 	MaxQuarantineFile  int64 = 2 << 30 // 2 GiB: one pack or loose object
@@ -293,6 +294,9 @@ func (m *migration) take(src *os.File, name string) (int64, bool) {
 	switch {
 	case size > MaxQuarantineFile:
 		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes)", name, size))
+		return 0, false
+	case sparse(src, fi):
+		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes with holes: git never writes a sparse file)", name, size))
 		return 0, false
 	case m.total+size > MaxQuarantineTotal:
 		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes past the total)", name, size))

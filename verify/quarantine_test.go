@@ -114,3 +114,78 @@ func randomText(n int, seed uint64) string {
 	}
 	return string(b)
 }
+
+// TestQuarantineRefusesSparseFiles: a sparse file within every size bound
+// (a 1 GiB "pack", a loose object with a hole after real data) is refused
+// before a byte is copied: it cost the child no disk, and wrun would write
+// a real block for each of its bytes. The control: a dense file of the
+// same kind is copied (and then discarded as the garbage it is).
+func TestQuarantineRefusesSparseFiles(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	ws := fakeRepo(t, nil)
+	common := filepath.Join(ws, ".git")
+	q := filepath.Join(common, "wrun-quarantine", "wrun-8")
+	sess, err := Prepare([]Step{{Kind: StepGitQuarantineOpen, Repo: common, Dir: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(q, "pack"), 0o755)
+	mk := func(path string, data []byte, size int64) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(data)
+		if size > 0 {
+			f.Truncate(size)
+		}
+		f.Close()
+	}
+	mk(filepath.Join(q, "pack", "pack-holes.pack"), nil, 1<<30)
+	// A real object's bytes with a hole after them: not what a name says.
+	obj, name := looseObject("blob", randomText(4096, 3), "sha1")
+	os.MkdirAll(filepath.Join(q, name[:2]), 0o755)
+	mk(filepath.Join(q, name[:2], name[2:]), obj, 8<<20)
+	// The control: a dense garbage pack of 1 MiB.
+	mk(filepath.Join(q, "pack", "pack-dense.pack"), []byte(randomText(1<<20, 4)), 0)
+	if !sparse(mustOpen(t, filepath.Join(q, "pack", "pack-holes.pack"))) {
+		t.Skip("this file system reports no holes (SEEK_HOLE) and allocates sparse files")
+	}
+
+	before := diskBytes(t, filepath.Join(common, "objects"))
+	w := sess.Finish([]Step{{Kind: StepGitQuarantineClose, Repo: common, Dir: q}}, true)
+	all := ""
+	for _, e := range w {
+		all += e.Error() + "\n"
+	}
+	for _, want := range []string{"pack/pack-holes.pack (1073741824 bytes with holes", name + " (8388608 bytes with holes", "pack/pack-dense.pack ("} {
+		if !strings.Contains(all, want) {
+			t.Errorf("not reported: %q in\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "pack/pack-dense.pack (1048576 bytes with holes") {
+		t.Errorf("the dense control was taken for sparse:\n%s", all)
+	}
+	if grown := diskBytes(t, filepath.Join(common, "objects")) - before; grown > 1<<20 {
+		t.Errorf("settling wrote %d bytes into objects/", grown)
+	}
+	if fileExists(filepath.Join(common, "objects", name[:2], name[2:])) {
+		t.Error("the sparse loose object was copied")
+	}
+}
+
+func mustOpen(t *testing.T, path string) (*os.File, os.FileInfo) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, fi
+}
