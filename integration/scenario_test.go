@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -889,5 +890,43 @@ func TestPrivateCachesAreBounded(t *testing.T) {
 				t.Errorf("caches left after rm --all: %v", entries)
 			}
 		})
+	}
+}
+
+// A ref the command leaves naming no object (issue 24, class 13) is gone
+// after the run: plain git log --all, git gc and git fetch work again; a
+// ref a real fetch under verify moved stays where the fetch put it (the
+// control, in the same run).
+func TestDanglingRefsAreRepairedAfterTheRun(t *testing.T) {
+	requireABI(t, 3)
+	requireRefer(t)
+	requireTool(t, "git", "sh")
+	dir := workspace(t)
+	remote, clone := gitRepoPair(t, dir)
+	other := filepath.Join(dir, "other")
+	gitCmd(t, dir, "clone", "-q", remote, other)
+	mustWrite(t, filepath.Join(other, "b.txt"), "b\n")
+	gitCmd(t, other, "add", "b.txt")
+	gitCmd(t, other, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "b")
+	gitCmd(t, other, "push", "-q", "origin", "main")
+	want := gitCmd(t, other, "rev-parse", "HEAD")
+	missing := strings.Repeat("1234567890", 4)
+	script := "git fetch -q origin && echo " + missing + " > .git/refs/remotes/origin/evil && echo junk > .git/refs/tags/junk"
+	r := wrun(t, runOpts{dir: clone}, "--grant", "verify", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("fetch and plant under verify: %s", r)
+	}
+	for _, args := range [][]string{{"log", "--all", "--oneline"}, {"gc", "-q"}, {"fetch", "-q", "origin"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = clone
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("git %s after the run: %v\n%s\nwrun said:\n%s", strings.Join(args, " "), err, out, r.stderr)
+		}
+	}
+	if exists(filepath.Join(clone, ".git", "refs", "remotes", "origin", "evil")) || exists(filepath.Join(clone, ".git", "refs", "tags", "junk")) {
+		t.Errorf("the planted refs are still there")
+	}
+	if got := gitCmd(t, clone, "rev-parse", "origin/main"); got != want {
+		t.Errorf("origin/main is %s after the fetch, want %s", got, want)
 	}
 }

@@ -80,6 +80,10 @@ func openQuarantine(common, q string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := saveRefSnapshot(root, id); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("noting the refs before the run: %w", err)
+	}
 	err = editAlternates(root, func(lines []string) []string {
 		if slices.Contains(lines, alternatePrefix+id) {
 			return lines
@@ -149,6 +153,9 @@ func settleStale(root *os.Root, keep string) []error {
 			}
 		}
 	}
+	for _, id := range snapshotIDs(root) {
+		ids[id] = true // settled but for its refs (a wrun killed meanwhile)
+	}
 	var errs []error
 	for id := range ids {
 		if id == keep {
@@ -170,7 +177,9 @@ func settleStale(root *os.Root, keep string) []error {
 }
 
 // settle copies the good objects of quarantine id into the repository and,
-// when that worked, unregisters and removes the quarantine. The caller holds
+// when that worked, unregisters the quarantine, restores or removes the
+// refs the run wrote that name nothing the repository has (repairRefs),
+// and removes the quarantine. The caller holds
 // the quarantine's lock exclusively and the admin lock.
 func settle(root *os.Root, id string) []error {
 	algo := objectFormat(root)
@@ -191,6 +200,9 @@ func settle(root *os.Root, id string) []error {
 	if err != nil {
 		return append(warnings, fmt.Errorf("unregistering the git quarantine %s: %w", dir, err))
 	}
+	// No longer an alternate: a ref the run wrote counts only if the
+	// repository itself has what it names.
+	warnings = append(warnings, repairRefs(root, id, algo)...)
 	if err := removeAll(root, dir); err != nil {
 		warnings = append(warnings, fmt.Errorf("removing the git quarantine: %w", err))
 	}
