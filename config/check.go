@@ -24,6 +24,9 @@ var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 // MinReceiptsMaxBytes is the smallest rotation size accepted.
 const MinReceiptsMaxBytes = 64 << 10
 
+// MinCacheMax is the smallest bound on the private build caches accepted.
+const MinCacheMax = 1 << 20
+
 // check validates what one file says on its own terms: every grant
 // parses, every thinking level is one there is, every path is absolute.
 func (f *File) check() error {
@@ -68,6 +71,9 @@ func (f *File) check() error {
 	}
 	if d.ReceiptsMaxBytes != nil && *d.ReceiptsMaxBytes < MinReceiptsMaxBytes {
 		return f.errAt("defaults.receipts_max_bytes", "%d: want at least %d", *d.ReceiptsMaxBytes, MinReceiptsMaxBytes)
+	}
+	if m := f.Cache.MaxSize; m != nil && int64(*m) < MinCacheMax {
+		return f.errAt("cache.max_size", "%d bytes: want at least 1MiB (the caches of one workspace are often more: a go build cache of the standard library is about 100MB)", int64(*m))
 	}
 	for _, name := range sortedKeys(f.Models) {
 		if err := checkLevels(f.Models[name].Thinking); err != nil {

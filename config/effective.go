@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // Where a setting came from.
@@ -59,7 +60,9 @@ type Effective struct {
 	Tools           Value[[]string]
 	ConductorDir    Value[string]
 	ReceiptsMax     Value[int64]
-	Roles           map[string]Role
+	// CacheMax bounds wrun's private build caches (cache.max_size).
+	CacheMax Value[int64]
+	Roles    map[string]Role
 	// Models maps a model to the thinking levels it supports.
 	Models map[string]Value[[]string]
 	// UserFile and RepoFile are the files read ("" when absent).
@@ -73,6 +76,9 @@ const DefaultApproverTimeout = 5 * time.Minute
 
 // DefaultReceiptsMax is the built-in rotation size of the receipts file.
 const DefaultReceiptsMax = 16 << 20
+
+// DefaultCacheMax is the built-in bound on wrun's private build caches.
+const DefaultCacheMax = verify.DefaultStateMax
 
 // Builtin returns the built-in settings; stateDir is wrun's state
 // directory (Paths.State), where the conductor's directory lies.
@@ -88,6 +94,7 @@ func Builtin(stateDir string) Effective {
 		Approver:        Value[string]{"", SourceBuiltin},
 		ConductorDir:    Value[string]{filepath.Join(stateDir, "conductor"), SourceBuiltin},
 		ReceiptsMax:     Value[int64]{DefaultReceiptsMax, SourceBuiltin},
+		CacheMax:        Value[int64]{DefaultCacheMax, SourceBuiltin},
 		Roles:           map[string]Role{},
 		Models:          map[string]Value[[]string]{},
 	}
@@ -167,6 +174,9 @@ func (e *Effective) applyUser(f *File) {
 	sets(&e.Tools, d.Tools, src)
 	setp(&e.ConductorDir, d.ConductorDir, src)
 	setp(&e.ReceiptsMax, d.ReceiptsMaxBytes, src)
+	if m := f.Cache.MaxSize; m != nil {
+		e.CacheMax = Value[int64]{int64(*m), src}
+	}
 	for name, m := range f.Models {
 		e.Models[name] = Value[[]string]{slices.Clone(m.Thinking), src}
 	}
@@ -265,6 +275,8 @@ func (e *Effective) applyRepo(f *File) error {
 		return untrusted("defaults.conductor_dir")
 	case d.ReceiptsMaxBytes != nil:
 		return untrusted("defaults.receipts_max_bytes")
+	case f.Cache.MaxSize != nil:
+		return untrusted("cache.max_size")
 	}
 	if d.Ceiling != nil {
 		g := mustParseBound(*d.Ceiling)

@@ -19,6 +19,7 @@ type File struct {
 	Defaults Defaults            `toml:"defaults"`
 	Roles    map[string]RoleDef  `toml:"roles"`
 	Models   map[string]ModelDef `toml:"models"`
+	Cache    CacheDef            `toml:"cache"`
 
 	// Path is the file it was read from; lines maps each key it set
 	// ("defaults.grant", "roles.scout.model") to its line.
@@ -50,6 +51,14 @@ type Defaults struct {
 	ConductorDir *string `toml:"conductor_dir"`
 	// ReceiptsMaxBytes is the size at which the receipts file is rotated.
 	ReceiptsMaxBytes *int64 `toml:"receipts_max_bytes"`
+}
+
+// CacheDef is what a file says of wrun's private build caches (the state
+// of sandboxed runs, one key per workspace and authority).
+type CacheDef struct {
+	// MaxSize bounds them all: the least recently used go when a run
+	// ends beyond it ("2GiB", or a number of bytes).
+	MaxSize *ByteSize `toml:"max_size"`
 }
 
 // RoleDef is a role as a file defines it.
@@ -162,8 +171,10 @@ func known(k toml.Key) string {
 		return "roles.NAME.description, grant, model, thinking, thinking_levels"
 	case len(k) >= 1 && k[0] == "models":
 		return "models.NAME.thinking"
+	case len(k) >= 1 && k[0] == "cache":
+		return "cache.max_size"
 	}
-	return "the tables [defaults], [roles.NAME], [models.NAME]"
+	return "the tables [defaults], [roles.NAME], [models.NAME], [cache]"
 }
 
 func oneLine(s string) string {

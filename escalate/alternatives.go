@@ -85,6 +85,11 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 	if !a.applies(f, def) {
 		return Alternative{}, false
 	}
+	if f.stays != "" && def.Kind != KindAskParent {
+		// The policy would protect or hide it under any grant: the act
+		// itself is never allowed, and only the parent can do it.
+		return Alternative{}, false
+	}
 	x := a.expander(f, def)
 	alt := Alternative{ID: def.ID, Kind: def.Kind, Args: []string{}, Grant: a.p.Grant.String(), WithinCeiling: true}
 	var equivalent grant.Grant // the grant whose authority the alternative needs
@@ -132,6 +137,9 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 	}
 	alt.Description = x.text(def.Description)
 	alt.Try = x.text(def.Try)
+	if def.Kind == KindAskParent && f.stays != "" {
+		alt.Description += "; no grant would make it writable: " + f.stays
+	}
 	if def.Kind == KindAskParent && a.nested {
 		alt.Description += " (this wrun runs inside another: only the enclosing run can widen what its sandbox allows)"
 	}
@@ -339,6 +347,11 @@ func (a *Analyzer) wouldProtect(root string) []access.Hole {
 		}
 		if filepath.Dir(d) == d {
 			break
+		}
+	}
+	for _, pp := range a.cat.Protected {
+		if pp.Under == "workdir" {
+			add(filepath.Join(a.p.Workdir, pp.Rel), pp.Why)
 		}
 	}
 	if a.facts.Home != "" {

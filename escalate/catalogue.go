@@ -154,7 +154,7 @@ func (c *catalogue) check() error {
 		}
 	}
 	for _, p := range c.Protected {
-		if !slices.Contains([]string{"gitdir", "home", "home-dot", "any", "file"}, p.Under) || (p.Rel == "") != (p.Under == "home-dot") || p.Why == "" {
+		if !slices.Contains([]string{"gitdir", "home", "home-dot", "workdir", "any", "file"}, p.Under) || (p.Rel == "") != (p.Under == "home-dot") || p.Why == "" {
 			return fmt.Errorf("protected pattern %+v: want under gitdir, home or any with a rel path, or home-dot without one, and a why", p)
 		}
 	}

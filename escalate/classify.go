@@ -52,6 +52,11 @@ type finding struct {
 	cache *toolCache
 	hole  string // the protected or hidden path a carved ancestor lost rights to
 	why   string // the policy entry's own why, for {why}
+	// stays says why no widening would let the act through, when the
+	// grant never opened the path but the policy would protect or hide it
+	// under any grant that did: widenings are then not offered, and
+	// asking the parent says so. It never changes the classification.
+	stays string
 }
 
 // Classify says which rule or grant field withheld d under the policy.
@@ -100,6 +105,12 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		}
 	}
 	m := a.model
+	// What withheld the act is the policy's answer, never a second
+	// opinion: a hidden path (or, above, a protected one) withheld it only
+	// where the grant's rules opened it. Where they never did, the missing
+	// rule is the reason, and the protection stays as the reason no
+	// widening would help.
+	opened := m.Granted(f.at)&f.acc == f.acc
 	holes := m.Holes()
 	for _, h := range holes {
 		if !h.Protected && h.Withheld&f.acc != 0 && policy.Within(f.at, h.Path) && !a.regranted(f.at, h.Path) {
@@ -108,12 +119,19 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 			if c := a.cacheAt(f.path); writes && c != nil && c.Path != h.Path && policy.Within(c.Path, h.Path) {
 				continue
 			}
+			if !opened && h.Path != a.p.Workdir {
+				f.stays = h.Why
+				break
+			}
 			f.why = h.Why
 			if h.Path == a.p.Workdir && a.p.Grant.Files == grant.FilesNone {
 				return a.finishPath(f, "workspace-hidden", h.Path)
 			}
 			return a.finishPath(f, "hidden", h.Path)
 		}
+	}
+	if writes && f.stays == "" {
+		_, f.stays = a.protectedPattern(f.path, f.acc)
 	}
 	if f.acc == policy.Refer && m.Granted(f.at)&policy.Refer != 0 {
 		return a.finish(f, "refer-gain", "")
@@ -181,16 +199,18 @@ func (a *Analyzer) finish(f finding, rule, why string) finding {
 	x := a.expander(f, nil)
 	f.by = WithheldBy{Field: def.Field, Rule: rule, Why: x.text(def.Why)}
 	f.short = x.text(def.Short)
+	if f.stays != "" {
+		f.short += "; no grant would make it writable"
+	}
 	if f.why == "" {
 		f.why = f.by.Why // what {why} says in the alternatives
 	}
 	return f
 }
 
-// protectedAt finds the protected path a write to f lands on: an entry of
-// the policy, or a path that would be protected under any grant that made
-// it writable (the policy lists protected paths only inside its writable
-// rules).
+// protectedAt finds the protected path of the policy a write to f lands
+// on. The policy protects paths only inside its writable rules: a path
+// outside them was never opened, and its refusal is the missing rule's.
 func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 	removes := f.d.Op == OpRename || f.d.Op == OpUnlink || f.d.Op == OpRmdir || f.d.Op == OpLink
 	for _, pr := range a.p.Protected {
@@ -204,15 +224,14 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 			return pr, true
 		}
 	}
-	if path, why := a.protectedPattern(f.path, f.acc); why != "" {
-		return policy.Protected{Path: path, Why: why}, true
-	}
 	return policy.Protected{}, false
 }
 
-// protectedPattern recognizes the paths policy protects wherever they are
-// writable: a repository's config and hooks, the user's start-up files,
-// wrun's own config. It returns the protected path and why.
+// protectedPattern recognizes the paths policy protects wherever a grant
+// makes them writable: a repository's config and hooks, the user's
+// start-up files, wrun's own config. It returns the protected path and
+// why. It says what a widening would meet (finding.stays), not what
+// withheld a denial: that is the policy's own list (protectedAt).
 func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, string) {
 	for _, pp := range a.cat.Protected {
 		switch pp.Under {
@@ -233,6 +252,11 @@ func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, str
 			// A new one is removed after the run, not protected.
 			if filepath.Dir(path) == a.facts.Home && strings.HasPrefix(filepath.Base(path), ".") && a.facts.Exists != nil && a.facts.Exists(path) {
 				return path, pp.Why
+			}
+		case "workdir":
+			base := filepath.Join(a.p.Workdir, pp.Rel)
+			if policy.Within(path, base) {
+				return base, pp.Why
 			}
 		case "any":
 			if filepath.Base(path) == pp.Rel {

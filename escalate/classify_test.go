@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/verify"
 )
@@ -14,11 +15,15 @@ func TestClassify(t *testing.T) {
 		name  string
 		grant string
 		facts Facts
+		extra []policy.Rule
 		d     sandbox.Denial
 		field string
 		rule  string
 		path  string
 		why   string // substring
+		// stays: a substring of why no widening would help (the policy
+		// would protect or hide the path under any grant); "" for none.
+		stays string
 	}{
 		{name: "write in the read-only workspace", grant: "verify",
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/src/gen.rs", Right: "make_reg"},
@@ -47,9 +52,11 @@ func TestClassify(t *testing.T) {
 		{name: "target dir under inspect, verify scope unknown", grant: "inspect",
 			d:     sandbox.Denial{Op: OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
 			field: "files", rule: "workspace-read-only"},
+		// The grant never opened it: the missing rule withheld it, and the
+		// protection stays as the reason nothing is offered.
 		{name: "a linked worktree's .git file, rewritten", grant: "verify",
 			d:     sandbox.Denial{Op: OpOpen, Path: "/src/wt/.git", Right: "write_file,truncate"},
-			field: "protected", rule: "protected", path: "/src/wt/.git", why: "linked worktree"},
+			field: "shell", rule: "outside-scope", why: "shell=verify", stays: "linked worktree"},
 		{name: "a new .git directory is not the .git file", grant: "inspect",
 			d:     sandbox.Denial{Op: OpMkdir, Path: ws + "/sub/.git", Right: "make_dir"},
 			field: "files", rule: "workspace-read-only"},
@@ -61,22 +68,33 @@ func TestClassify(t *testing.T) {
 			field: "protected", rule: "protected", path: ws + "/.git/hooks", why: "planted hook"},
 		{name: "hook under verify (not in the policy's protected list)", grant: "verify",
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg"},
-			field: "protected", rule: "protected", path: ws + "/.git/hooks", why: "planted hook"},
+			field: "files", rule: "workspace-read-only", why: "files=read", stays: "planted hook"},
 		{name: "git config under write", grant: "write",
 			d:     sandbox.Denial{Op: OpOpen, Path: ws + "/.git/config", Right: "write_file"},
 			field: "protected", rule: "protected", path: ws + "/.git/config", why: "core.fsmonitor"},
 		{name: "linked worktree's config", grant: "verify",
 			d:     sandbox.Denial{Op: OpOpen, Path: "/src/main/.git/worktrees/feature/config.worktree", Right: "write_file"},
-			field: "protected", rule: "protected", path: "/src/main/.git/worktrees/feature/config.worktree"},
+			field: "shell", rule: "outside-scope", stays: "git config"},
 		{name: "submodule hooks", grant: "verify",
 			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/.git/modules/lib/hooks/post-checkout", Right: "make_reg"},
-			field: "protected", rule: "protected", path: ws + "/.git/modules/lib/hooks"},
-		{name: "shell rc file", grant: "full",
+			field: "files", rule: "workspace-read-only", stays: "hook"},
+		{name: "shell rc file outside the writable rules", grant: "full",
+			d:     sandbox.Denial{Op: OpOpen, Path: home + "/.bashrc", Right: "write_file"},
+			field: "shell", rule: "outside-scope", why: "shell=full", stays: "start-up file"},
+		{name: "shell rc file in a writable home", grant: "full", extra: []policy.Rule{{Path: home, Access: policy.ReadWrite, Source: "--allow-write"}},
 			d:     sandbox.Denial{Op: OpOpen, Path: home + "/.bashrc", Right: "write_file"},
 			field: "protected", rule: "protected", path: home + "/.bashrc", why: "start-up file"},
-		{name: "cargo bin is protected, not a cache", grant: "verify",
+		{name: "cargo bin under verify: CARGO_HOME is read-only, and bin stays protected", grant: "verify",
 			d:     sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/bin/cargo-evil", Right: "make_reg"},
-			field: "protected", rule: "protected", path: home + "/.cargo/bin"},
+			field: "shell", rule: "tool-cache", path: home + "/.cargo", stays: "start-up file"},
+		// The fresh HOME of a CI container: the go command creates
+		// HOME/.config, which no rule of verify opens.
+		{name: "HOME/.config in a home no rule opens", grant: "verify",
+			d:     sandbox.Denial{Op: OpMkdir, Path: home + "/.config", Right: "make_dir"},
+			field: "shell", rule: "outside-scope", stays: "dot file or directory of the home directory"},
+		{name: "a write into a hidden path no rule opens for writing", grant: "verify",
+			d:     sandbox.Denial{Op: OpCreate, Path: home + "/.ssh/known_hosts", Right: "make_reg"},
+			field: "shell", rule: "outside-scope", stays: "SSH keys"},
 		{name: "renaming the gitdir", grant: "write",
 			d:     sandbox.Denial{Op: OpRename, Path: ws + "/.git", Right: "remove_dir"},
 			field: "protected", rule: "protected", path: ws + "/.git", why: "repository directory"},
@@ -122,8 +140,11 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := analyzer(t, tc.grant, tc.facts)
+			a := analyzer(t, tc.grant, tc.facts, tc.extra...)
 			got := a.Classify(tc.d)
+			if stays := a.find(tc.d).stays; tc.stays == "" && stays != "" || !strings.Contains(stays, tc.stays) {
+				t.Errorf("stays %q, want %q", stays, tc.stays)
+			}
 			if got.Field != tc.field || got.Rule != tc.rule || got.Path != tc.path {
 				t.Errorf("Classify = %+v, want field %q rule %q path %q", got, tc.field, tc.rule, tc.path)
 			}

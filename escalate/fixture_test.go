@@ -77,6 +77,7 @@ func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 	prot(gd+"/hooks", true, true, false, "git hooks: a planted hook runs at the next unsandboxed commit, merge or checkout")
 	prot(gd+"/commondir", false, false, false, "git's commondir file: it redirects where git reads config and hooks from")
 	prot(ws+"/.wrun.toml", false, false, false, "wrun's own config: a child must not choose the grant of later runs")
+	prot(ws+"/.wrun", true, false, false, "wrun's own config: a child must not choose the grant of later runs")
 	prot(home+"/.bashrc", false, true, false, "shell or tool start-up file: it runs at the next unsandboxed shell or tool start")
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -42,12 +43,17 @@ func TestDecide(t *testing.T) {
 
 // TestSort: a run's denials sorted by Decide, on a real classification.
 func TestSort(t *testing.T) {
-	a := analyzer(t, "verify", Facts{Argv: []string{"go", "test", "./..."}})
+	// The workspace made writable (--allow-write): its hooks are a
+	// protected path inside a writable tree, which the policy carves.
+	a := analyzer(t, "verify", Facts{Argv: []string{"go", "test", "./..."}}, policy.Rule{Path: ws, Access: policy.ReadWrite, Source: "--allow-write"})
 	cache := sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
 	telemetry := sandbox.Denial{Op: OpCreate, Path: home + "/.config/go/telemetry/local/go@go1.26-linux-amd64-2026-12-02.v1.count", Right: "make_reg", Exact: true}
 	ssh := sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Exact: true}
 	hook := sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}
-	all := []sandbox.Denial{cache, telemetry, ssh, hook}
+	// A fresh HOME's .config, which no rule opens: never printed on
+	// success, whatever would protect it under a wider grant.
+	config := sandbox.Denial{Op: OpMkdir, Path: home + "/.config", Right: "make_dir", Exact: true}
+	all := []sandbox.Denial{cache, telemetry, ssh, hook, config}
 
 	paths := func(acts []DeniedAct) (out []string) {
 		for _, d := range acts {
@@ -60,10 +66,10 @@ func TestSort(t *testing.T) {
 	if s.Request != nil {
 		t.Errorf("a request for a run that succeeded: %v", paths(s.Request.Denials))
 	}
-	if got := paths(s.Ignored); len(got) != 3 || got[0] != "i1 "+cache.Path || got[1] != "i2 "+ssh.Path || got[2] != "i3 "+hook.Path {
-		t.Errorf("ignored %v", got)
+	if got := paths(s.Ignored); len(got) != 4 || got[0] != "i1 "+cache.Path || got[1] != "i2 "+ssh.Path || got[2] != "i3 "+hook.Path || got[3] != "i4 "+config.Path {
+		t.Fatalf("ignored %v", got)
 	}
-	if s.Ignored[0].Shown() || !s.Ignored[1].Shown() || !s.Ignored[2].Shown() {
+	if s.Ignored[0].Shown() || !s.Ignored[1].Shown() || !s.Ignored[2].Shown() || s.Ignored[3].Shown() {
 		t.Errorf("shown: only the hidden and the protected path: %+v", s.Ignored)
 	}
 	if got := paths(s.Expected); len(got) != 1 || got[0] != "e1 "+telemetry.Path {
@@ -79,7 +85,7 @@ func TestSort(t *testing.T) {
 	}
 	// Ordered by how likely each caused the failure: the writes (the
 	// later first), then the read.
-	if got := paths(s.Request.Denials); len(got) != 3 || got[0] != "d1 "+hook.Path || got[1] != "d2 "+cache.Path || got[2] != "d3 "+ssh.Path {
+	if got := paths(s.Request.Denials); len(got) != 4 || got[0] != "d1 "+config.Path || got[1] != "d2 "+hook.Path || got[2] != "d3 "+cache.Path || got[3] != "d4 "+ssh.Path {
 		t.Errorf("asked for %v", got)
 	}
 	if len(s.Expected) != 1 {

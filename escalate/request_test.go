@@ -279,3 +279,57 @@ func den(m map[string]any, i int) map[string]any {
 func alt(m map[string]any, i, j int) map[string]any {
 	return den(m, i)["alternatives"].([]any)[j].(map[string]any)
 }
+
+// TestGroupedLines: denials refused the same way with the same things to
+// try are one line, at the first of them; any difference (the act, the
+// rule, what to try, a path or an address) keeps a line of its own.
+func TestGroupedLines(t *testing.T) {
+	// npm's node_modules does not exist yet: each --allow-write names the
+	// workspace, and the lines say the same.
+	missing := func(p string) bool { return !strings.Contains(p, "node_modules") && !strings.Contains(p, "/x/") }
+	a := analyzer(t, "verify", Facts{Argv: []string{"npm", "install"}, Exists: missing})
+	mk := func(op, path, right string, n int) sandbox.Denial {
+		return sandbox.Denial{Op: op, Path: path, Right: right, Count: n, Exact: true}
+	}
+	var npm []sandbox.Denial
+	for _, p := range []string{"", "/a", "/b", "/b/node_modules", "/c"} {
+		npm = append(npm, mk(OpMkdir, ws+"/web/node_modules"+p, "make_dir", 1))
+	}
+	tests := []struct {
+		name string
+		ds   []sandbox.Denial
+		want []string // substrings, one per line
+	}{
+		{"one", npm[:1], []string{"denied create directory " + ws + "/web/node_modules (files=read"}},
+		{"npm install's directories", npm, []string{"denied create directory " + ws + "/web/node_modules and 4 more paths under " + ws + "/web/node_modules (files=read"}},
+		{"counts add up", []sandbox.Denial{mk(OpMkdir, ws+"/x/a", "make_dir", 3), mk(OpMkdir, ws+"/x/b", "make_dir", 1)},
+			[]string{"denied create directory " + ws + "/x/a and 1 more path under " + ws + "/x (4 times in all) (files=read"}},
+		{"another act stays apart", []sandbox.Denial{npm[0], mk(OpCreate, ws+"/web/node_modules.tmp", "make_reg", 1), npm[1]},
+			[]string{"node_modules and 1 more path under " + ws + "/web/node_modules (", "denied create " + ws + "/web/node_modules.tmp ("}},
+		{"another rule stays apart", []sandbox.Denial{npm[0], mk(OpMkdir, home+"/.npm/_cacache", "make_dir", 1)},
+			[]string{"node_modules (files=read", "_cacache (shell=verify keeps npm's cache read-only"}},
+		{"other things to try stay apart", []sandbox.Denial{mk(OpOpen, ws+"/Cargo.lock", "write_file", 1), mk(OpOpen, ws+"/go.sum", "write_file", 1)},
+			[]string{"Cargo.lock (", "go.sum ("}},
+		{"addresses stay apart", []sandbox.Denial{{Op: OpConnect, Addr: "127.0.0.1:1", Right: RightConnectTCP, Exact: true}, {Op: OpConnect, Addr: "127.0.0.1:2", Right: RightConnectTCP, Exact: true}},
+			[]string{"127.0.0.1:1", "127.0.0.1:2"}},
+	}
+	for _, tc := range tests {
+		acts := a.acts(tc.ds, "d")
+		got := GroupedLines(acts)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %d lines, want %d:\n%s", tc.name, len(got), len(tc.want), strings.Join(got, "\n"))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(got[i], w) || !strings.HasPrefix(got[i], "wrun: denied ") || !strings.Contains(got[i], ". Try: ") {
+				t.Errorf("%s: line %d is %q, want it to contain %q", tc.name, i, got[i], w)
+			}
+		}
+	}
+	// Lines from elsewhere (a request read back, a test's) whose summary
+	// is not wrun's own form are printed as they are.
+	odd := []DeniedAct{{Path: "/x", Summary: "one"}, {Path: "/y", Summary: "one"}}
+	if got := GroupedLines(odd); len(got) != 2 {
+		t.Errorf("foreign summaries grouped: %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/wrun-dev/wrun/internal/quote"
@@ -24,18 +25,8 @@ func (r *Request) Lines() []string {
 //	wrun: denied write to /home/u/.cargo/registry/x (shell=verify keeps CARGO_HOME read-only). Try: ...
 func summary(d DeniedAct, short string) string {
 	var b strings.Builder
-	b.WriteString("wrun: denied ")
-	b.WriteString(verb(d.Op, d.Right))
-	// The path and address are the child's choice: quoted, so that
-	// nothing in them acts on a terminal or reads as more of the line.
-	if d.Path != "" {
-		b.WriteString(" " + quote.Word(d.Path))
-	} else if d.Addr != "" {
-		b.WriteString(" " + quote.Word(d.Addr))
-	}
-	if d.Count > 1 {
-		fmt.Fprintf(&b, " (%d times)", d.Count)
-	}
+	b.WriteString(summaryHead(d))
+	b.WriteString(timesOf(d.Count))
 	if d.Evidence == EvidenceInferred {
 		b.WriteString(" [inferred from output]")
 	}
@@ -58,6 +49,93 @@ func summary(d DeniedAct, short string) string {
 		fmt.Fprintf(&b, " (%d wider option%s beyond the ceiling)", beyond, plural(beyond))
 	}
 	return b.String()
+}
+
+// summaryHead is the start of d's line: what was denied, on what. The
+// path and address are the child's choice: quoted, so that nothing in them
+// acts on a terminal or reads as more of the line.
+func summaryHead(d DeniedAct) string {
+	head := "wrun: denied " + verb(d.Op, d.Right)
+	if d.Path != "" {
+		head += " " + quote.Word(d.Path)
+	} else if d.Addr != "" {
+		head += " " + quote.Word(d.Addr)
+	}
+	return head
+}
+
+func timesOf(n int) string {
+	if n > 1 {
+		return fmt.Sprintf(" (%d times)", n)
+	}
+	return ""
+}
+
+// GroupedLines are the one-line summaries of ds for a person, in their
+// order, with near-identical lines made one: denials of paths refused the
+// same way (the same act, rule and words) and offered the same things to
+// try are said once, at the first of them, with how many more paths and
+// the directory that holds them all. A harness reads each denial in the
+// request; this only spares a person thirteen lines of an npm install
+// that say one thing.
+func GroupedLines(ds []DeniedAct) []string {
+	type group struct {
+		first DeniedAct
+		paths []string
+		count int
+	}
+	var order []*group
+	byKey := map[string]*group{}
+	for _, d := range ds {
+		key := ""
+		if head := summaryHead(d) + timesOf(d.Count); d.Path != "" && strings.HasPrefix(d.Summary, head) {
+			key = verb(d.Op, d.Right) + "\x00" + d.WithheldBy.Rule + "\x00" + d.Summary[len(head):]
+		}
+		if g := byKey[key]; key != "" && g != nil {
+			g.paths = append(g.paths, d.Path)
+			g.count += max(d.Count, 1)
+			continue
+		}
+		g := &group{first: d, paths: []string{d.Path}, count: max(d.Count, 1)}
+		order = append(order, g)
+		if key != "" {
+			byKey[key] = g
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, g := range order {
+		d := g.first
+		if len(g.paths) == 1 {
+			out = append(out, d.Summary)
+			continue
+		}
+		head := summaryHead(d)
+		rest := d.Summary[len(head+timesOf(d.Count)):]
+		more := fmt.Sprintf(" and %d more path%s", len(g.paths)-1, plural(len(g.paths)-1))
+		if dir := commonDir(g.paths); dir != "/" && dir != "." {
+			more += " under " + quote.Word(dir)
+		}
+		if g.count > len(g.paths) {
+			more += fmt.Sprintf(" (%d times in all)", g.count)
+		}
+		out = append(out, head+more+rest)
+	}
+	return out
+}
+
+// commonDir is the deepest directory at or above every path.
+func commonDir(paths []string) string {
+	dir := filepath.Clean(paths[0])
+	for _, p := range paths[1:] {
+		for !policy.Within(filepath.Clean(p), dir) {
+			next := filepath.Dir(dir)
+			if next == dir {
+				return dir
+			}
+			dir = next
+		}
+	}
+	return dir
 }
 
 func plural(n int) string {

@@ -70,6 +70,10 @@ var (
 	desktopNames = []string{"off", "on"}
 )
 
+// FieldNames returns the names of a grant's fields, in the order a grant
+// is written: files, shell, network, desktop, tools.
+func FieldNames() []string { return []string{"files", "shell", "network", "desktop", "tools"} }
+
 func (f Files) String() string   { return enumName(filesNames, int(f)) }
 func (s Shell) String() string   { return enumName(shellNames, int(s)) }
 func (n Network) String() string { return enumName(networkNames, int(n)) }
@@ -211,7 +215,7 @@ func setField(g *Grant, key, val string) error {
 	case "tools":
 		g.Tools, err = parseTools(val)
 	default:
-		return fmt.Errorf("unknown field %q; fields are files, shell, network, desktop, tools", key)
+		return fmt.Errorf("unknown field %q; fields are %s", key, strings.Join(FieldNames(), ", "))
 	}
 	return err
 }
@@ -254,11 +258,13 @@ func sortTools(ts []string) []string {
 // names none, which is what the other fields imply: read and search when
 // the workspace is readable, edit when it is writable, shell when a
 // process may run, spawn with shell=full, web with shell=full and
-// network=on. So inspect and verify carry read, search and shell; write
-// adds edit; full adds web and spawn; shell=none carries no shell. No
-// grant carries mcp or desktop unless its spec names them.
+// network=on, and always control (the harness's own to-do lists, plans
+// and questions, which touch nothing a grant governs). So inspect and
+// verify carry read, search, shell and control; write adds edit; full
+// adds web and spawn; shell=none carries no shell. No grant carries mcp or
+// desktop unless its spec names them.
 func DefaultTools(f Files, s Shell, n Network) []string {
-	out := []string{}
+	out := []string{string(tools.Control)}
 	if f >= FilesRead {
 		out = append(out, string(tools.Read), string(tools.Search))
 	}

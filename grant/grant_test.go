@@ -27,10 +27,11 @@ func TestParse(t *testing.T) {
 		{spec: "inspect,desktop=on", want: Grant{Files: FilesRead, Shell: ShellInspect, Desktop: DesktopOn}},
 		{spec: "inspect,tools=shell+read+shell", want: Grant{Files: FilesRead, Shell: ShellInspect, Tools: []string{"read", "shell"}}},
 		{spec: "inspect,tools=none", want: Grant{Files: FilesRead, Shell: ShellInspect, Tools: []string{}}},
-		{spec: "inspect,tools=read+search+shell", want: Grant{Files: FilesRead, Shell: ShellInspect}},
+		{spec: "inspect,tools=read+search+shell+control", want: Grant{Files: FilesRead, Shell: ShellInspect}},
+		{spec: "inspect,tools=read+search+shell", want: Grant{Files: FilesRead, Shell: ShellInspect, Tools: []string{"read", "search", "shell"}}},
 		{spec: "full,tools=read+search+shell+mcp", want: Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Tools: []string{"read", "search", "shell", "mcp"}}},
 		{spec: "full,desktop=on,tools=read+desktop", want: Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Desktop: DesktopOn, Tools: []string{"read", "desktop"}}},
-		{spec: "inspect,tools=git", wantErr: `"git" is not a tool family; families are read, search, edit, shell, web, spawn, mcp, desktop`},
+		{spec: "inspect,tools=git", wantErr: `"git" is not a tool family; families are read, search, edit, shell, web, spawn, mcp, desktop, control`},
 		{spec: "inspect,shell=none,tools=read+shell", wantErr: "the shell tool family needs a shell field other than none"},
 		{spec: "tools=shell,shell=none", wantErr: "the shell tool family needs a shell field other than none"},
 		{spec: "inspect,tools=edit", wantErr: "the edit tool family needs files=write"},
@@ -165,7 +166,7 @@ func TestExceeds(t *testing.T) {
 	if e := tooled.Exceeds(ceil); len(e) != 1 || e[0] != "tools=mcp exceeds the ceiling's tools=read+web" {
 		t.Errorf("tools exceed = %q", e)
 	}
-	if e := tooled.Exceeds(full); len(e) != 1 || e[0] != "tools=mcp exceeds the ceiling's tools=read+search+edit+shell+web+spawn" {
+	if e := tooled.Exceeds(full); len(e) != 1 || e[0] != "tools=mcp exceeds the ceiling's tools=read+search+edit+shell+web+spawn+control" {
 		t.Errorf("tools exceed the default families = %q", e)
 	}
 }
@@ -191,7 +192,7 @@ func TestUnion(t *testing.T) {
 		{"verify,network=off", "write", "files=write,shell=verify,network=off"},
 		{"inspect,tools=read", "inspect,tools=shell", "inspect,tools=read+shell"},
 		{"inspect,tools=read", "inspect", "inspect"},
-		{"full,tools=mcp", "inspect", "full,tools=read+search+shell+mcp"},
+		{"full,tools=mcp", "inspect", "full,tools=read+search+shell+mcp+control"},
 	}
 	for _, tc := range tests {
 		a, _ := Parse(tc.a)
@@ -264,10 +265,10 @@ func TestNarrow(t *testing.T) {
 // grant with shell=none has no shell family.
 func TestPresetFamilies(t *testing.T) {
 	want := map[string]string{
-		"inspect": "read+search+shell",
-		"verify":  "read+search+shell",
-		"write":   "read+search+edit+shell",
-		"full":    "read+search+edit+shell+web+spawn",
+		"inspect": "read+search+shell+control",
+		"verify":  "read+search+shell+control",
+		"write":   "read+search+edit+shell+control",
+		"full":    "read+search+edit+shell+web+spawn+control",
 	}
 	for _, p := range Presets() {
 		if got := strings.Join(p.Grant.ToolFamilies(), "+"); got != want[p.Name] {
@@ -285,6 +286,19 @@ func TestPresetFamilies(t *testing.T) {
 	}
 	if got := strings.Join(Ceiling().ToolFamilies(), "+"); got != want["full"] {
 		t.Errorf("the default ceiling carries tools=%s", got)
+	}
+	// The harness's control tools touch nothing a grant governs: every
+	// grant that names no tools carries them, a planner's without a shell
+	// or a workspace too; tools=none and a list without it do not.
+	for spec, want := range map[string]bool{"inspect": true, "files=none,shell=none": true, "verify,network=off": true,
+		"inspect,tools=none": false, "inspect,tools=read": false, "inspect,tools=read+control": true} {
+		g, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(g.ToolFamilies(), "control"); got != want {
+			t.Errorf("%s carries control: %v, want %v", spec, got, want)
+		}
 	}
 }
 
@@ -323,10 +337,10 @@ func TestWithTools(t *testing.T) {
 		fresh string // the narrowest preset, "" for none
 	}{
 		{"inspect", []string{"edit"}, "write,shell=inspect", "write"},
-		{"inspect", []string{"web"}, "inspect,network=on,tools=read+search+shell+web", "full"},
+		{"inspect", []string{"web"}, "inspect,network=on,tools=read+search+shell+web+control", "full"},
 		{"inspect,shell=none", []string{"shell"}, "inspect", "inspect"},
-		{"full", []string{"mcp"}, "full,tools=read+search+edit+shell+web+spawn+mcp", ""},
-		{"inspect", []string{"desktop"}, "inspect,desktop=on,tools=read+search+shell+desktop", ""},
+		{"full", []string{"mcp"}, "full,tools=read+search+edit+shell+web+spawn+mcp+control", ""},
+		{"inspect", []string{"desktop"}, "inspect,desktop=on,tools=read+search+shell+desktop+control", ""},
 	}
 	for _, tc := range tests {
 		g, _ := Parse(tc.spec)

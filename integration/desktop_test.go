@@ -5,7 +5,6 @@ package integration
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,9 +104,7 @@ func TestDesktopSockets(t *testing.T) {
 	// (TIOCSTI); it stays refused with desktop=on.
 	t.Run("TIOCSTI", func(t *testing.T) {
 		escapeAttempt(t)
-		if _, err := exec.LookPath("script"); err != nil {
-			t.Skip("needs script(1) (util-linux) for a terminal on stdin")
-		}
+		requireTool(t, "script") // a terminal on stdin
 		if r := run(t, runOpts{dir: ws}, "script", "-qec", bins.probe+" tiocsti", "/dev/null"); !strings.Contains(r.stdout, "ok") {
 			t.Fatalf("control TIOCSTI without wrun: %s", r)
 		}

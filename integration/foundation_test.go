@@ -476,9 +476,7 @@ func TestSeccompDenials(t *testing.T) {
 		t.Errorf("mount under wrun: %s, want EPERM", got)
 	}
 	// TIOCSTI needs a terminal on stdin: script(1) gives one.
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("TIOCSTI part needs script(1) (util-linux)")
-	}
+	requireTool(t, "script") // the TIOCSTI part
 	if r := run(t, runOpts{dir: ws}, "script", "-qec", bins.probe+" tiocsti", "/dev/null"); !strings.Contains(r.stdout, "ok") {
 		t.Fatalf("control TIOCSTI without wrun: %s", r)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -282,7 +283,7 @@ func TestParityCrate(t *testing.T) {
 	requireTool(t, "cargo")
 	const src = "/usr/share/cargo/registry/walkdir-2.3.2"
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("needs Debian's librust-walkdir-dev (%s; .ci/run installs it)", src)
+		t.Fatalf("needs Debian's librust-walkdir-dev (%s), which scripts/setup installs", src)
 	}
 	base := workspace(t)
 	mustWrite(t, filepath.Join(base, ".cargo", "config.toml"),
@@ -295,6 +296,12 @@ func TestParityCrate(t *testing.T) {
 	removeStateOf(t, ws)
 	env := []string{"CARGO_HOME=" + filepath.Join(base, "cargo-home")}
 	if r := runLong(t, runOpts{dir: ws, env: env}, "cargo", "generate-lockfile", "--offline"); r.code != 0 {
+		// A crate the lock file needs is not in Debian's registry: say
+		// which package scripts/setup must install.
+		if m := regexp.MustCompile("no matching package named `([^`]+)`").FindStringSubmatch(r.stderr); m != nil {
+			t.Fatalf("cargo generate-lockfile: the crate %s is not in /usr/share/cargo/registry: scripts/setup must install librust-%s-dev\n%s",
+				m[1], strings.ReplaceAll(m[1], "_", "-"), r)
+		}
 		t.Fatalf("cargo generate-lockfile: %s", r)
 	}
 	twin := filepath.Join(base, "twin")

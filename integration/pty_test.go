@@ -5,7 +5,6 @@ package integration
 import (
 	"github.com/wrun-dev/wrun/sandbox/linux"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,9 +34,7 @@ func TestPseudoTerminals(t *testing.T) {
 	// With a terminal on stdout (script(1)), the inherited terminal is
 	// still reopened through /dev/stdout beside the sandbox's own ptys.
 	t.Run("inherited terminal", func(t *testing.T) {
-		if _, err := exec.LookPath("script"); err != nil {
-			t.Skip("needs script(1) (util-linux) for a terminal on stdout")
-		}
+		requireTool(t, "script") // a terminal on stdout
 		inner := bins.probe + " pty && echo reopened > /dev/stdout"
 		ctl := run(t, runOpts{dir: ws}, "script", "-qec", "sh -c '"+inner+"'", "/dev/null")
 		if !strings.Contains(ctl.stdout, "ok") || !strings.Contains(ctl.stdout, "reopened") {
@@ -60,9 +57,7 @@ func TestPseudoTerminalLimit(t *testing.T) {
 	if !linux.Mediates(matrixFeatures(runOpts{})) {
 		t.Skip("the limit is the mediation's (seccomp user notification); without it the sandbox opens no new pairs through /dev/pts")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("needs python3 to open pseudo-terminals in a loop")
-	}
+	requireTool(t, "python3") // opens pseudo-terminals in a loop
 	ws := workspace(t)
 	script := `import os
 fds = []
@@ -160,16 +155,15 @@ func TestSharedMemory(t *testing.T) {
 			}
 		})
 	}
-	if _, err := exec.LookPath("python3"); err == nil {
-		// A named semaphore, as Python's multiprocessing makes one.
-		lock := "import multiprocessing as m; l = m.Lock(); l.acquire(); l.release(); print('locked')"
-		if ctl := run(t, runOpts{dir: ws}, "python3", "-c", lock); !strings.Contains(ctl.stdout, "locked") {
-			t.Fatalf("control: a multiprocessing lock bare:\n%s", ctl)
-		}
-		r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "python3", "-c", lock)
-		if !strings.Contains(r.stdout, "locked") || strings.Contains(r.stderr, "denied") {
-			t.Errorf("a multiprocessing lock under verify:\n%s", r)
-		}
+	// A named semaphore, as Python's multiprocessing makes one.
+	requireTool(t, "python3")
+	lock := "import multiprocessing as m; l = m.Lock(); l.acquire(); l.release(); print('locked')"
+	if ctl := run(t, runOpts{dir: ws}, "python3", "-c", lock); !strings.Contains(ctl.stdout, "locked") {
+		t.Fatalf("control: a multiprocessing lock bare:\n%s", ctl)
+	}
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "python3", "-c", lock)
+	if !strings.Contains(r.stdout, "locked") || strings.Contains(r.stderr, "denied") {
+		t.Errorf("a multiprocessing lock under verify:\n%s", r)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -327,7 +329,9 @@ func scenarios(t *testing.T) []scenario {
 			first: "use-tmpdir", succeeds: true,
 		},
 		{
-			name: "a linked worktree's .git file", tools: []string{"git", "sh"}, grant: "verify",
+			// Under write the policy protects the .git file inside the
+			// writable workspace: that is what withheld it.
+			name: "a linked worktree's .git file", tools: []string{"git", "sh"}, grant: "write",
 			setup: func(t *testing.T, dir string) (string, []string) {
 				_, clone := gitRepoPair(t, dir)
 				wt := filepath.Join(dir, "wt")
@@ -335,6 +339,21 @@ func scenarios(t *testing.T) []scenario {
 				return wt, []string{"sh", "-c", "echo gitdir: /tmp > .git"}
 			},
 			rule: "protected", path: func(dir string) string { return filepath.Join(dir, "wt", ".git") },
+			first: "ask-parent", succeeds: false,
+		},
+		{
+			// Under verify the grant never opened the workspace: the
+			// read-only workspace withheld it, and nothing is offered but
+			// asking the parent, since any grant that opened it would
+			// protect it.
+			name: "a linked worktree's .git file under verify", tools: []string{"git", "sh"}, grant: "verify",
+			setup: func(t *testing.T, dir string) (string, []string) {
+				_, clone := gitRepoPair(t, dir)
+				wt := filepath.Join(dir, "wt")
+				gitCmd(t, clone, "worktree", "add", "-q", wt, "-b", "wt")
+				return wt, []string{"sh", "-c", "echo gitdir: /tmp > .git"}
+			},
+			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "wt", ".git") },
 			first: "ask-parent", succeeds: false,
 		},
 		{
@@ -591,5 +610,451 @@ func TestApprovalNeverOpensStartupDirs(t *testing.T) {
 		"--", "sh", "-c", "echo '# test' > "+created)
 	if s.Decision == nil || !s.Decision.Approved || !s.Decision.Retried || !exists(created) {
 		t.Errorf("control: the create outside every start-up location was not approved and retried:\n%s", r)
+	}
+}
+
+// wrunLines are the lines wrun itself wrote to stderr (the child's own
+// output is the child's).
+func wrunLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "wrun: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// quietTool is one toolchain's ordinary successful command.
+type quietTool struct {
+	name  string
+	tools []string
+	grant string
+	// setup makes the project in ws and returns the command.
+	setup func(t *testing.T, ws string) []string
+}
+
+func quietTools() []quietTool {
+	return []quietTool{
+		{name: "go test", tools: []string{"go"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			goModule(t, ws, "example.com/quiet"+scenarioNonce())
+			return []string{"go", "test", "-count=1", "./..."}
+		}},
+		{name: "go vet", tools: []string{"go"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			goModule(t, ws, "example.com/quiet"+scenarioNonce())
+			return []string{"go", "vet", "./..."}
+		}},
+		{name: "cargo test", tools: []string{"cargo"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			cargoWorkspace(t, ws)
+			if r := run(t, runOpts{dir: ws}, "cargo", "generate-lockfile", "--offline"); r.code != 0 {
+				t.Fatalf("cargo generate-lockfile: %s", r)
+			}
+			return []string{"cargo", "test", "--offline", "-q"}
+		}},
+		{name: "npm test", tools: []string{"npm", "node"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			mustWrite(t, filepath.Join(ws, "package.json"), `{"name": "quiet", "version": "1.0.0", "scripts": {"test": "node -e \"process.exit(1+1===2?0:1)\""}}`+"\n")
+			return []string{"npm", "test", "--silent"}
+		}},
+		{name: "git status and log", tools: []string{"git", "sh"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			newRepo(t, ws)
+			return []string{"sh", "-c", "git status --short && git log --oneline >/dev/null"}
+		}},
+		{name: "git commit under write", tools: []string{"git"}, grant: "write", setup: func(t *testing.T, ws string) []string {
+			newRepo(t, ws)
+			mustWrite(t, filepath.Join(ws, "README"), "changed\n")
+			return []string{"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "change"}
+		}},
+	}
+}
+
+// Success is quiet (issue 25, item 2): a command that succeeds prints
+// nothing of wrun's for refusals of paths the grant never opened, in a
+// fresh HOME (a CI container: the go command creates HOME/.config on
+// every run) or a lived-in one (the toolchain ran there before, outside
+// wrun, and the usual dot files exist); --json keeps them in
+// denials_ignored. The control: a refused write to a protected path inside
+// a writable tree, and a dot entry removed after the run, are printed
+// still, through the same lines the check reads.
+func TestQuietSuccessInAFreshOrLivedInHome(t *testing.T) {
+	requireABI(t, 3)
+	for _, tool := range quietTools() {
+		for _, lived := range []bool{false, true} {
+			kind := "fresh HOME"
+			if lived {
+				kind = "lived-in HOME"
+			}
+			t.Run(tool.name+", "+kind, func(t *testing.T) {
+				requireTool(t, tool.tools...)
+				home, env := freshHome(t)
+				env = append(env, rustupHome()...)
+				ws := workspace(t)
+				argv := tool.setup(t, ws)
+				o := runOpts{dir: ws, env: env}
+				if lived {
+					mustWrite(t, filepath.Join(home, ".bashrc"), "# the user's\n")
+					mustWrite(t, filepath.Join(home, ".profile"), "# the user's\n")
+					mustWrite(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = t\n\temail = t@example.com\n")
+					mustWrite(t, filepath.Join(home, ".config", "git", "ignore"), "*.swp\n")
+					mustWrite(t, filepath.Join(home, ".ssh", "known_hosts"), "")
+					// The toolchain lived here: its own dot entries exist.
+					if r := run(t, o, argv...); r.code != 0 {
+						t.Fatalf("control: %q without wrun: %s", argv, r)
+					}
+					if tool.grant == "write" {
+						ws2 := workspace(t)
+						argv = tool.setup(t, ws2)
+						o.dir = ws2
+					}
+				}
+				r := wrun(t, o, append([]string{"--grant", tool.grant, "--"}, argv...)...)
+				if r.code != 0 {
+					t.Fatalf("%q under %s: %s", argv, tool.grant, r)
+				}
+				if lines := wrunLines(r.stderr); len(lines) > 0 {
+					t.Errorf("a successful %q printed wrun's lines:\n%s", argv, strings.Join(lines, "\n"))
+				}
+				if tool.grant == "write" {
+					return // the commit is made: the --json run would find nothing to commit
+				}
+				s, r := runScenario(t, o, harnessRun{grant: tool.grant, argv: argv})
+				if s.ExitCode != 0 || s.Request != nil {
+					t.Fatalf("--json: exit %d, request %+v\n%s", s.ExitCode, s.Request, r)
+				}
+				var under []string
+				for _, d := range s.Ignored {
+					if strings.HasPrefix(d.Path, home+"/") {
+						under = append(under, d.Path+" "+d.WithheldBy.Rule)
+						if d.Shown() {
+							t.Errorf("denials_ignored: %s %s would be printed (%s), yet no rule of %s opens HOME", d.Op, d.Path, d.WithheldBy.Rule, tool.grant)
+						}
+					}
+				}
+				t.Logf("recorded, not printed, under HOME: %v", under)
+			})
+		}
+	}
+
+	// The control: what must be printed on success still is.
+	t.Run("control: a protected path inside a writable tree, a removal", func(t *testing.T) {
+		requireTool(t, "git", "sh")
+		home, env := freshHome(t)
+		ws := workspace(t)
+		newRepo(t, ws)
+		o := runOpts{dir: ws, env: env}
+		r := wrun(t, o, "--grant", "write", "--", "sh", "-c", "echo evil >> .git/hooks/pre-commit 2>/dev/null; exit 0")
+		lines := wrunLines(r.stderr)
+		if r.code != 0 || !slices.ContainsFunc(lines, func(l string) bool {
+			return strings.Contains(l, "denied") && strings.Contains(l, ".git/hooks") && strings.Contains(l, "protected")
+		}) {
+			t.Errorf("a refused write to .git/hooks inside the writable workspace is not printed on success:\n%s", r)
+		}
+		if exists(filepath.Join(ws, ".git", "hooks", "pre-commit")) {
+			t.Errorf("the hook was written")
+		}
+		dot := filepath.Join(home, ".wrun-quiet-"+scenarioNonce())
+		r = wrun(t, o, "--grant", "write", "--allow-write", home, "--", "sh", "-c", "touch "+dot)
+		if r.code != 0 || !slices.ContainsFunc(wrunLines(r.stderr), func(l string) bool {
+			return strings.HasPrefix(l, "wrun: removed") && strings.Contains(l, filepath.Base(dot))
+		}) {
+			t.Errorf("a dot entry of HOME removed after the run is not printed:\n%s", r)
+		}
+		if exists(dot) {
+			t.Errorf("%s is left after the run", dot)
+		}
+	})
+}
+
+// rustupHome keeps rustup's toolchains reachable in a fresh HOME, where
+// cargo is rustup's proxy (Debian's cargo needs nothing).
+func rustupHome() []string {
+	if os.Getenv("RUSTUP_HOME") != "" {
+		return nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Join(home, ".rustup")); err == nil && fi.IsDir() {
+		env := []string{"RUSTUP_HOME=" + filepath.Join(home, ".rustup")}
+		if fi, err := os.Stat(filepath.Join(home, ".cargo", "registry")); err == nil && fi.IsDir() {
+			// cargo's offline index of the user's, as CI's cargo has it.
+			env = append(env, "CARGO_HOME="+filepath.Join(home, ".cargo"))
+		}
+		return env
+	}
+	return nil
+}
+
+// The --json summary starts on a line of its own, with no blank line
+// before it (issue 25, item 10): wrun adds a newline only where the
+// command's stderr ended inside a line (the control: without that newline
+// the summary would be glued to the command's last words).
+func TestJSONSummaryFollowsTheOutputWithoutABlankLine(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	for _, tc := range []struct{ sh, before string }{
+		{"echo last line >&2", "last line\n"},
+		{"printf 'no newline' >&2", "no newline\n"},
+		{"true", ""},
+		{"echo out; exit 3", ""},
+	} {
+		r := wrun(t, runOpts{dir: ws}, "--json", "--grant", "inspect", "--", "sh", "-c", tc.sh)
+		i := strings.LastIndex(r.stderr, "{\"schema\"")
+		if i < 0 || !strings.HasSuffix(r.stderr, "}\n") {
+			t.Fatalf("%s: no summary at the end of stderr:\n%s", tc.sh, r)
+		}
+		if got := r.stderr[:i]; got != tc.before {
+			t.Errorf("%s: stderr before the summary is %q, want %q", tc.sh, got, tc.before)
+		}
+		var s scenarioSummary
+		if err := json.Unmarshal([]byte(r.stderr[i:]), &s); err != nil {
+			t.Errorf("%s: the summary does not parse: %v", tc.sh, err)
+		}
+	}
+}
+
+// Near-identical denial lines are one (issue 25, item 10): a failing
+// command refused thirteen directories of the same kind (npm install's
+// node_modules under verify) prints one line for them, naming how many
+// and where, while the request keeps all thirteen; the control, a refusal
+// of another kind in the same run, keeps a line of its own.
+func TestNearIdenticalDenialsAreOneLine(t *testing.T) {
+	requireABI(t, 3)
+	ws := workspace(t)
+	mustWrite(t, filepath.Join(ws, "web", "package.json"), "{}\n")
+	script := "for p in a b c d e f g h i j k l m; do mkdir node_modules-$p 2>/dev/null; done; echo x > package.json 2>/dev/null; exit 1"
+	r := wrun(t, runOpts{dir: filepath.Join(ws, "web")}, "--grant", "verify", "--", "sh", "-c", script)
+	var dirs, other []string
+	for _, l := range wrunLines(r.stderr) {
+		switch {
+		case strings.Contains(l, "denied create directory"):
+			dirs = append(dirs, l)
+		case strings.Contains(l, "package.json"):
+			other = append(other, l)
+		}
+	}
+	if len(dirs) != 1 || !strings.Contains(dirs[0], "node_modules-") || !strings.Contains(dirs[0], " and 12 more paths under "+filepath.Join(ws, "web")+" (") {
+		t.Errorf("want one line for the 13 directories:\n%s", r)
+	}
+	if len(other) != 1 {
+		t.Errorf("the write to package.json does not have a line of its own:\n%s", r)
+	}
+	s, r := runScenario(t, runOpts{dir: filepath.Join(ws, "web")}, harnessRun{grant: "verify", argv: []string{"sh", "-c", script}})
+	n := 0
+	if s.Request != nil {
+		for _, d := range s.Request.Denials {
+			if d.Op == "mkdir" {
+				n++
+			}
+		}
+	}
+	if n != 13 {
+		t.Errorf("the request has %d of the 13 directories:\n%s", n, r)
+	}
+}
+
+// The repository's tool labels (.wrun/tools.toml) are protected under
+// write as .wrun.toml is (issue 25, item 8): a child can neither rewrite
+// nor remove them, nor plant them where there were none (what it plants
+// is removed after the run), and the refusal says so. The control: the
+// same writes to a file of the same name elsewhere in the workspace work.
+func TestRepositoryToolLabelsAreProtected(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "git", "sh")
+	labels := "[tools]\nBash = [\"edit\"]\n"
+	for _, tc := range []struct{ name, sh string }{
+		{"rewrite", "echo '# widened' > .wrun/tools.toml"},
+		{"remove", "rm -f .wrun/tools.toml"},
+		{"replace the directory", "mv .wrun .wrun-old && mkdir .wrun"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := workspace(t)
+			newRepo(t, ws)
+			mustWrite(t, filepath.Join(ws, ".wrun", "tools.toml"), labels)
+			mustWrite(t, filepath.Join(ws, "src", "tools.toml"), labels)
+			_, req, r := runJSON(t, runOpts{dir: ws}, "--grant", "write", "--", "sh", "-c", tc.sh)
+			if got := mustRead(t, filepath.Join(ws, ".wrun", "tools.toml")); got != labels {
+				t.Fatalf("%s: .wrun/tools.toml is now %q:\n%s", tc.sh, got, r)
+			}
+			if req == nil || len(req.Denials) == 0 || req.Denials[0].WithheldBy.Field != escalate.FieldProtected {
+				t.Errorf("%s: want a denial of a protected path:\n%s", tc.sh, r)
+			}
+			// The control: the same act on src/tools.toml.
+			ctl := strings.ReplaceAll(tc.sh, ".wrun", "src")
+			if r := wrun(t, runOpts{dir: ws}, "--grant", "write", "--", "sh", "-c", ctl); r.code != 0 {
+				t.Errorf("control %q: %s", ctl, r)
+			}
+		})
+	}
+	t.Run("plant where there were none", func(t *testing.T) {
+		ws := workspace(t)
+		newRepo(t, ws)
+		wrun(t, runOpts{dir: ws}, "--grant", "write", "--", "sh", "-c", "mkdir -p .wrun && echo '[tools]' > .wrun/tools.toml")
+		if exists(filepath.Join(ws, ".wrun")) {
+			t.Errorf(".wrun is left after the run")
+		}
+	})
+}
+
+// Tool catalogues as the main harnesses emit them (issue 25, item 8):
+// wrun tools filter reads each shape and prints the part the grant gives
+// in the same shape; the harness's control tools are in it under every
+// preset; save_memory needs edit and new_task spawn. The control: the same
+// catalogue under write shows the edit tools inspect hides.
+func TestToolCatalogueShapes(t *testing.T) {
+	cfg := workspace(t)
+	env := []string{"XDG_CONFIG_HOME=" + cfg, "WRUN_GRANT=", "WRUN_CEILING="}
+	ws := workspace(t)
+	chat := `{"model": "m", "tools": [
+  {"type": "function", "function": {"name": "TodoWrite", "parameters": {}}},
+  {"type": "function", "function": {"name": "Bash", "parameters": {}}},
+  {"type": "function", "function": {"name": "Edit", "parameters": {}}},
+  {"type": "function", "function": {"name": "save_memory", "parameters": {}}},
+  {"type": "function", "function": {"name": "new_task", "parameters": {}}}]}`
+	gemini := `[{"functionDeclarations": [{"name": "read_file"}, {"name": "write_todos"}, {"name": "replace"}]}]`
+	mcp := `{"jsonrpc": "2.0", "id": 3, "result": {"tools": [{"name": "Read", "inputSchema": {}}]}}`
+	filter := func(grantSpec, in string, extra ...string) (result, []string) {
+		t.Helper()
+		r := run(t, runOpts{dir: ws, env: env, stdin: in}, append([]string{bins.wrun, "tools", "filter", "--grant", grantSpec}, extra...)...)
+		var names []string
+		for _, m := range regexpName.FindAllStringSubmatch(r.stdout, -1) {
+			names = append(names, m[1])
+		}
+		return r, names
+	}
+	for _, tc := range []struct {
+		grant, in string
+		extra     []string
+		want      string
+	}{
+		{"inspect", chat, nil, "TodoWrite Bash"},
+		{"write", chat, nil, "TodoWrite Bash Edit save_memory"},
+		{"full", chat, nil, "TodoWrite Bash Edit save_memory new_task"},
+		{"files=none,shell=none", chat, nil, "TodoWrite"},
+		{"inspect", gemini, nil, "read_file write_todos"},
+		{"write", gemini, nil, "read_file write_todos replace"},
+		// An MCP server's tool called Read is the server's: unlabelled,
+		// it is never shown, whatever the grant.
+		{"full,tools=read+mcp", mcp, []string{"--server", "docs"}, ""},
+	} {
+		r, names := filter(tc.grant, tc.in, tc.extra...)
+		if r.code != 0 || strings.Join(names, " ") != tc.want {
+			t.Errorf("--grant %s: tools %q, want %q\n%s", tc.grant, names, tc.want, r)
+		}
+		if !json.Valid([]byte(r.stdout)) {
+			t.Errorf("--grant %s: not JSON:\n%s", tc.grant, r.stdout)
+		}
+	}
+	if r, _ := filter("full", mcp); r.code != 125 || !strings.Contains(r.stderr, "--server") {
+		t.Errorf("an MCP tools/list without --server: %s", r)
+	}
+	mustWrite(t, filepath.Join(cfg, "wrun", "tools.toml"), "[servers]\ndocs = \"read\"\n")
+	if _, names := filter("full,tools=read+mcp", mcp, "--server", "docs"); strings.Join(names, " ") != "Read" {
+		t.Errorf("the labelled server's Read: %q", names)
+	}
+}
+
+var regexpName = regexp.MustCompile(`"name": "([^"]+)"`)
+
+// The private build caches are bounded (issue 25, item 6): go test in
+// three workspaces under verify makes three keys; with cache.max_size at
+// its floor each run that makes a new key removes the least recently used
+// others, never its own, so one is left, and wrun cache list names its
+// workspace and grant. The control: under the default bound all three
+// stay. wrun cache rm removes what is left.
+func TestPrivateCachesAreBounded(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "go")
+	for _, bounded := range []bool{false, true} {
+		name := "default bound"
+		if bounded {
+			name = "cache.max_size = 1MiB"
+		}
+		t.Run(name, func(t *testing.T) {
+			_, env := freshHome(t)
+			cache, cfg := workspace(t), workspace(t)
+			env = append(env, "XDG_CACHE_HOME="+cache, "XDG_CONFIG_HOME="+cfg)
+			if bounded {
+				mustWrite(t, filepath.Join(cfg, "wrun", "config.toml"), "[cache]\nmax_size = \"1MiB\"\n")
+			}
+			var wss []string
+			for i := range 3 {
+				ws := workspace(t)
+				goModule(t, ws, "example.com/bounded"+scenarioNonce())
+				if r := wrun(t, runOpts{dir: ws, env: env}, "--grant", "verify", "--", "go", "test", "-count=1", "./..."); r.code != 0 {
+					t.Fatalf("go test in workspace %d: %s", i, r)
+				}
+				wss = append(wss, ws)
+			}
+			r := run(t, runOpts{env: env}, bins.wrun, "cache", "list", "--json")
+			var rep struct {
+				MaxSize int64 `json:"max_size"`
+				Keys    []struct {
+					Key, Workspace, Grant string
+					Size                  int64
+				} `json:"keys"`
+			}
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+				t.Fatalf("wrun cache list --json: %s", r)
+			}
+			var left []string
+			for _, k := range rep.Keys {
+				left = append(left, k.Workspace)
+				if k.Grant != "files=read,shell=verify,network=on,desktop=off" || k.Size <= 0 {
+					t.Errorf("key %+v", k)
+				}
+			}
+			want := wss
+			if bounded {
+				want = wss[2:] // the last run's own key is never removed by it
+			}
+			if !slices.Equal(left, want) {
+				t.Errorf("caches left for %q, want %q", left, want)
+			}
+			if r := run(t, runOpts{env: env}, bins.wrun, "cache", "rm", "--all"); r.code != 0 {
+				t.Errorf("wrun cache rm --all: %s", r)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(cache, "wrun", "ws")); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.IsDir() }) {
+				t.Errorf("caches left after rm --all: %v", entries)
+			}
+		})
+	}
+}
+
+// A ref the command leaves naming no object (issue 24, class 13) is gone
+// after the run: plain git log --all, git gc and git fetch work again; a
+// ref a real fetch under verify moved stays where the fetch put it (the
+// control, in the same run).
+func TestDanglingRefsAreRepairedAfterTheRun(t *testing.T) {
+	requireABI(t, 3)
+	requireRefer(t)
+	requireTool(t, "git", "sh")
+	dir := workspace(t)
+	remote, clone := gitRepoPair(t, dir)
+	other := filepath.Join(dir, "other")
+	gitCmd(t, dir, "clone", "-q", remote, other)
+	mustWrite(t, filepath.Join(other, "b.txt"), "b\n")
+	gitCmd(t, other, "add", "b.txt")
+	gitCmd(t, other, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "b")
+	gitCmd(t, other, "push", "-q", "origin", "main")
+	want := gitCmd(t, other, "rev-parse", "HEAD")
+	missing := strings.Repeat("1234567890", 4)
+	script := "git fetch -q origin && echo " + missing + " > .git/refs/remotes/origin/evil && echo junk > .git/refs/tags/junk"
+	r := wrun(t, runOpts{dir: clone}, "--grant", "verify", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("fetch and plant under verify: %s", r)
+	}
+	for _, args := range [][]string{{"log", "--all", "--oneline"}, {"gc", "-q"}, {"fetch", "-q", "origin"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = clone
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("git %s after the run: %v\n%s\nwrun said:\n%s", strings.Join(args, " "), err, out, r.stderr)
+		}
+	}
+	if exists(filepath.Join(clone, ".git", "refs", "remotes", "origin", "evil")) || exists(filepath.Join(clone, ".git", "refs", "tags", "junk")) {
+		t.Errorf("the planted refs are still there")
+	}
+	if got := gitCmd(t, clone, "rev-parse", "origin/main"); got != want {
+		t.Errorf("origin/main is %s after the fetch, want %s", got, want)
 	}
 }

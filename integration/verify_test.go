@@ -31,14 +31,35 @@ import (
 // forbidden act fails, leaves no trace, and succeeds in a control run
 // without wrun.
 
-// requireTool skips the test when a program is missing.
+// requireTool fails the test when a program it needs is missing: every
+// one is installed by scripts/setup (none is optional), and a test that
+// skipped instead would pass where it never ran.
 func requireTool(t *testing.T, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
-			t.Skipf("needs %s, which is not installed (.ci/run installs it)", n)
+			t.Fatalf("needs %s (%s), which is not on PATH: run scripts/setup", n, packageOf(n))
 		}
 	}
+}
+
+// packageOf names what provides a program the tests need.
+func packageOf(program string) string {
+	switch program {
+	case "go":
+		return "Go 1.26 or later, which scripts/setup asks for"
+	case "node":
+		return "the Debian package nodejs"
+	case "sh":
+		return "the Debian package dash"
+	case "setsid", "unshare":
+		return "the Debian package util-linux"
+	case "umount":
+		return "the Debian package mount"
+	case "script":
+		return "the Debian package bsdutils"
+	}
+	return "the Debian package " + program
 }
 
 // snapshot records every entry below root (mode, size, mtime, and the
@@ -345,7 +366,7 @@ func gitDaemon(t *testing.T, base string, extra ...string) int {
 	t.Helper()
 	execPath := strings.TrimSpace(run(t, runOpts{}, "git", "--exec-path").stdout)
 	if _, err := os.Stat(filepath.Join(execPath, "git-daemon")); err != nil {
-		t.Skip("needs git daemon (git-daemon is not installed)")
+		t.Fatal("needs git daemon (in the Debian package git, which scripts/setup installs): not in " + execPath)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -26,9 +26,10 @@ const (
 // ProtectedPattern is a kind of path that is protected wherever a writable
 // rule reaches it: relative to a repository's git dir (Under "gitdir"),
 // the home directory ("home"), any dot entry directly in the home
-// directory ("home-dot", Rel empty), a file name anywhere ("any"), or an
-// existing file (not a directory) of that name anywhere ("file": the .git
-// file of a linked worktree or submodule).
+// directory ("home-dot", Rel empty), the workspace root ("workdir"), a
+// file name anywhere ("any"), or an existing file (not a directory) of
+// that name anywhere ("file": the .git file of a linked worktree or
+// submodule).
 type ProtectedPattern struct {
 	Under string
 	Rel   string
@@ -48,6 +49,16 @@ var homeStartupFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".bas
 	".ssh", ".gnupg", ".docker", ".kube", ".rustup", ".mozilla", ".vscode", ".vscode-server",
 	".tmux.conf", ".screenrc", ".wgetrc", ".curlrc", ".netrc", ".gemrc", ".irbrc", ".pryrc", ".Rprofile",
 	".perldlrc", ".sqliterc", ".psqlrc", ".mysql", ".guile", ".sbclrc", ".lesskey", ".dir_colors"}
+
+// workdirConfig are wrun's own files in a workspace (and in each work
+// tree of a repository it holds): .wrun.toml, which narrows the grant of
+// later runs there, and .wrun/, which holds the repository's tool labels
+// (.wrun/tools.toml, which narrow what a harness may give a child).
+// Removing or rewriting either would widen what a later run allows.
+var workdirConfig = []struct {
+	name string
+	dir  bool
+}{{".wrun.toml", false}, {".wrun", true}}
 
 // homeCreated are created when missing, so that they can be protected
 // whole: programs find their user configuration (XDG_CONFIG_HOME), user
@@ -85,8 +96,11 @@ func ProtectedPatterns() []ProtectedPattern {
 	for _, d := range homeCreated {
 		out = append(out, ProtectedPattern{"home", d, whyHomeDot})
 	}
-	return append(out, ProtectedPattern{"home-dot", "", whyHomeDot}, ProtectedPattern{"any", ".wrun.toml", whyWrunConfig},
-		ProtectedPattern{"file", ".git", whyDotGitFile})
+	out = append(out, ProtectedPattern{"home-dot", "", whyHomeDot}, ProtectedPattern{"any", ".wrun.toml", whyWrunConfig})
+	for _, c := range workdirConfig {
+		out = append(out, ProtectedPattern{"workdir", c.name, whyWrunConfig})
+	}
+	return append(out, ProtectedPattern{"file", ".git", whyDotGitFile})
 }
 
 const whyGitListed = "git directories of submodules and linked worktrees: one that appears during a run is removed after it (git submodule update reuses it, its commondir points anywhere)"
@@ -195,7 +209,7 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
 
 	pt.protectGit(h, roots, p)
 	pt.protectStartup(h)
-	pt.add(filepath.Join(h.Workdir, ".wrun.toml"), false, whyWrunConfig, nil)
+	pt.protectWrunConfig(h.Workdir)
 
 	for _, pr := range pt.out {
 		if !pr.Exists && pr.Create == CreateNone {
@@ -257,7 +271,16 @@ func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 		if hp := r.HooksPath(h.Home); hp != "" {
 			pt.add(hp, true, verify.GitDirProtected[2].Why+" (core.hooksPath)", nil)
 		}
-		pt.add(filepath.Join(r.WorkTree, ".wrun.toml"), false, whyWrunConfig, nil)
+		pt.protectWrunConfig(r.WorkTree)
+	}
+}
+
+// protectWrunConfig protects wrun's own files in the work tree dir
+// (workdirConfig); one that is missing may not be created (it is removed
+// after the run).
+func (pt *protector) protectWrunConfig(dir string) {
+	for _, c := range workdirConfig {
+		pt.add(filepath.Join(dir, c.name), c.dir, whyWrunConfig, nil)
 	}
 }
 

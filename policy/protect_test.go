@@ -40,6 +40,8 @@ func protectFixture(t *testing.T) (home string) {
 		os.WriteFile(filepath.Join(home, p), []byte(c), 0o644)
 	}
 	os.Symlink("/nonexistent/profile", filepath.Join(home, ".profile"))
+	os.MkdirAll(filepath.Join(home, "src/a/.wrun"), 0o755)
+	os.WriteFile(filepath.Join(home, "src/a/.wrun/tools.toml"), []byte("[tools]\nBash = [\"edit\"]\n"), 0o644)
 	return home
 }
 
@@ -76,6 +78,14 @@ func TestProtectedPaths(t *testing.T) {
 				{path: src + "/b/.git/config", exists: true},
 				{path: src + "/b/.git/hooks", exists: true},
 				{path: src + "/b/.git/sequencer"},
+				// wrun's own files in the workspace and each work tree:
+				// .wrun.toml and .wrun/ (the repository's tool labels),
+				// existing or not.
+				{path: src + "/.wrun.toml"},
+				{path: src + "/.wrun"},
+				{path: src + "/a/.wrun", exists: true},
+				{path: src + "/b/.wrun.toml"},
+				{path: src + "/a-wt/.wrun"},
 			},
 			not: []string{home + "/.bashrc", src + "/a/.git/objects", src + "/a/.git/refs", src + "/a/.git/index", src + "/a/.git/HEAD"}},
 		{name: "write with the home as workspace: every dot entry", grant: "write", workdir: home,

@@ -125,6 +125,11 @@ type Config struct {
 	// Confirm asks whether a command not RetrySafe may run again; nil
 	// means no.
 	Confirm Confirmer
+	// StateMax bounds the private state of sandboxed runs (their build
+	// caches, one key per workspace and authority, verify.UseState): when
+	// a run ends beyond it, the least recently used keys no live run holds
+	// are removed. Zero means verify.DefaultStateMax.
+	StateMax int64
 	// Hooks are told what happens as it happens.
 	Hooks Hooks
 }

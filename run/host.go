@@ -13,6 +13,16 @@ import (
 	"github.com/wrun-dev/wrun/policy"
 )
 
+// StateDir is wrun's state directory for this user: the private state of
+// sandboxed runs (their build caches, verify.UseState) lies beneath it.
+// It is "" when the user has no cache directory.
+func StateDir() string {
+	if cache, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(cache, "wrun")
+	}
+	return ""
+}
+
 // hostFacts gathers the facts the policy depends on and checks every path
 // s names.
 func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
@@ -53,7 +63,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		h.Identity.Gids = append(h.Identity.Gids, gids...)
 	}
 	h.Scan = policy.ScanRoots(h.Identity.Uid)
-	h.StateDir = stateDir()
+	h.StateDir = StateDir()
 	h.Records, h.Hide = s.Records, s.Hide
 	for _, p := range s.AllowRead {
 		c, err := canonical(p)
@@ -112,22 +122,12 @@ func canonical(p string) (string, error) {
 	return c, err
 }
 
-// stateDir is wrun's per-user state directory (policy.Host.StateDir), ""
-// when the user has no cache directory.
-func stateDir() string {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(cache, "wrun")
-}
-
 // canonicalSocket is the absolute path p of an --allow-unix socket with
 // the symbolic links of its directory resolved now. A link at the
 // socket's own name is not followed (the socket need not exist yet, and
 // such a link may have been planted by an earlier sandboxed run): name
 // the socket it leads to. The sandbox follows no link at that path (the
-// hands opens it with RESOLVE_NO_SYMLINKS), so a link the child plants
+// mediation opens it with RESOLVE_NO_SYMLINKS), so a link the child plants
 // there later leads nowhere.
 func canonicalSocket(p string) string {
 	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {

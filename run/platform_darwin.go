@@ -19,7 +19,7 @@ type darwinPlatform struct{}
 func (darwinPlatform) Name() string { return darwin.Platform }
 
 func (darwinPlatform) Prepare(p *policy.Policy, o sandbox.Options) (Plan, error) {
-	pl, err := darwin.Prepare(p, o, stateDir())
+	pl, err := darwin.Prepare(p, o, StateDir())
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -97,6 +99,23 @@ type Summary struct {
 	// Attempts lists, after a retry, every run of this wrun in order: the
 	// command, then the rerun or each command of the approved route.
 	Attempts []Attempt `json:"attempts,omitempty"`
+
+	// stderrOpen: the command's stderr, as wrun passed it on, did not end
+	// with a newline, or wrun did not see it (see StderrOpen).
+	stderrOpen bool
+}
+
+// StderrOpen reports whether what the last command of the run wrote to
+// stderr may have left a line open: it ended without a newline, or wrun
+// did not pass it on (a terminal, --keep-background) and cannot tell. A
+// line of wrun's own written after it on stderr needs a newline first
+// only then.
+func (s *Summary) StderrOpen() bool {
+	last := s
+	for last.Retry != nil {
+		last = last.Retry
+	}
+	return last.stderrOpen
 }
 
 // Attempt is one run in Summary.Attempts.
@@ -472,6 +491,8 @@ type outcome struct {
 	// guarded are the run's paths no approval opens a directory above
 	// (escalate.Ceiling.Guarded).
 	guarded []string
+	// stderrOpen: see Summary.StderrOpen.
+	stderrOpen bool
 }
 
 func fillSummary(sum *Summary, out outcome) {
@@ -492,6 +513,7 @@ func fillSummary(sum *Summary, out outcome) {
 	}
 	sum.DenialsDropped = out.res.DenialsDropped
 	sum.Linger = both(sum.Linger, out.res.Linger)
+	sum.stderrOpen = out.stderrOpen
 }
 
 // both is a then b, either of which may be nil.
@@ -536,6 +558,22 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		return failed(ExitFailed, err)
 	}
 	out.p = p
+	state, err := holdState(cfg, g, h, o, p)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	// Released however the attempt ends; when the command ran, once the
+	// checks after it are made (below), keeping the caches within their
+	// bound.
+	defer func() {
+		if state == nil {
+			return
+		}
+		// What went is not said: wrun cache lists what is kept.
+		if _, err := state.Done(); err != nil && out.started {
+			out.res.Warnings = append(out.res.Warnings, "keeping the private build caches within their bound: "+err.Error())
+		}
+	}()
 	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve, KillAfter: cfg.KillAfter})
 	if err != nil {
 		return failed(ExitFailed, err)
@@ -581,9 +619,11 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		}
 	}
 	res, err := pl.Run(c)
+	out.stderrOpen = true
 	if tail != nil {
 		c.Stderr.Close()
 		<-teeDone
+		out.stderrOpen = tail.open()
 	}
 	if err != nil {
 		code := ExitFailed
@@ -660,6 +700,27 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	return out
 }
 
+// holdState holds the run's key of wrun's private state (the build caches
+// of sandboxed runs of this workspace under this authority) when the
+// policy uses it, recording whose it is; nil when it does not.
+func holdState(cfg *Config, g grant.Grant, h policy.Host, o policy.Options, p *policy.Policy) (*verify.StateUse, error) {
+	in := policy.VerifyInput(g, h, o)
+	if in.StateDir == "" || !slices.ContainsFunc(p.Rules, func(r policy.Rule) bool { return policy.Within(r.Path, in.StateDir) }) {
+		return nil, nil
+	}
+	max := cfg.StateMax
+	if max <= 0 {
+		max = verify.DefaultStateMax
+	}
+	rec := verify.StateRecord{Workspace: h.Workdir, Grant: g.String(), AllowWrite: o.AllowWrite, AllowRead: o.AllowRead,
+		AllowUnix: o.AllowUnix, KeepEnv: o.KeepEnv}
+	u, err := verify.UseState(in.StateRoot, filepath.Base(in.StateDir), rec, max)
+	if err != nil {
+		return nil, fmt.Errorf("the private build caches: %w", err)
+	}
+	return u, nil
+}
+
 // deniedBeyondBounds warns that denials were counted and not kept.
 func deniedBeyondBounds(res *sandbox.Result) {
 	if res.DenialsDropped > 0 {
@@ -668,28 +729,70 @@ func deniedBeyondBounds(res *sandbox.Result) {
 	}
 }
 
-// tailWriter keeps the last max bytes written to it.
+// tailWriter keeps the last max bytes written to it, in a ring: a write
+// copies its bytes once and allocates nothing, whatever the command
+// prints (the command's stderr passes through it on its way out).
 type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu   sync.Mutex
+	max  int
+	ring []byte // allocated at the first write, max bytes
+	next int    // where the next byte goes
+	full bool   // the ring has wrapped: all of it is the tail
+	last byte   // the last byte written, 0 before any
+}
+
+// open reports whether what was written ends inside a line: something
+// was, and its last byte is not a newline.
+func (t *tailWriter) open() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last != 0 && t.last != '\n'
 }
 
 func (t *tailWriter) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = t.buf[over:]
+	n := len(b)
+	if n > 0 {
+		t.last = b[n-1]
 	}
-	return len(b), nil
+	if t.max <= 0 {
+		return n, nil
+	}
+	if t.ring == nil {
+		t.ring = make([]byte, t.max)
+	}
+	if len(b) >= t.max {
+		b = b[len(b)-t.max:]
+		copy(t.ring, b)
+		t.next, t.full = 0, true
+		return n, nil
+	}
+	c := copy(t.ring[t.next:], b)
+	if c < len(b) {
+		copy(t.ring, b[c:])
+		t.full = true
+	}
+	t.next = (t.next + len(b)) % t.max
+	if t.next == 0 && len(b) > 0 {
+		t.full = true
+	}
+	return n, nil
+}
+
+// bytes returns the tail, oldest byte first.
+func (t *tailWriter) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.full {
+		return slices.Clone(t.ring[:t.next])
+	}
+	return append(slices.Clone(t.ring[t.next:]), t.ring[:t.next]...)
 }
 
 func (t *tailWriter) lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	var out []string
-	sc := bufio.NewScanner(strings.NewReader(string(t.buf)))
+	sc := bufio.NewScanner(bytes.NewReader(t.bytes()))
 	for sc.Scan() {
 		out = append(out, sc.Text())
 	}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -83,6 +84,10 @@ func TestTailWriter(t *testing.T) {
 		{7, []string{"first line\n", "second\n"}, []string{"second"}},
 		{8, []string{"first line\n", "second\n"}, []string{"", "second"}},
 		{4, []string{"abcdefgh"}, []string{"efgh"}},
+		{4, []string{"ab", "cd"}, []string{"abcd"}},              // fills the ring exactly
+		{4, []string{"ab", "cd", "e"}, []string{"bcde"}},         // one past
+		{4, []string{"abc", "defgh", "ij"}, []string{"ghij"}},    // a write longer than the ring, then a wrap
+		{5, []string{"abc", "de\nf", "g"}, []string{"de", "fg"}}, // wraps inside a write
 		{64, nil, nil},
 	}
 	for _, tc := range tests {
@@ -95,6 +100,64 @@ func TestTailWriter(t *testing.T) {
 		if got := tw.lines(); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("max %d, writes %q: lines %q, want %q", tc.max, tc.writes, got, tc.want)
 		}
+	}
+}
+
+// TestTailWriterIsTheTail: whatever the sizes of the writes, the tail is
+// the last max bytes written, and a write allocates nothing once the ring
+// is there (the command's whole stderr passes through it).
+func TestTailWriterIsTheTail(t *testing.T) {
+	var all []byte
+	tw := &tailWriter{max: 1000}
+	for i := range 5000 {
+		b := bytes.Repeat([]byte{byte('a' + i%26)}, (i*7919)%1500)
+		tw.Write(b)
+		all = append(all, b...)
+		want := all[max(0, len(all)-tw.max):]
+		if got := tw.bytes(); !bytes.Equal(got, want) {
+			t.Fatalf("after write %d (%d bytes): tail of %d bytes, want %d", i, len(b), len(got), len(want))
+		}
+	}
+	chunk := make([]byte, 32<<10)
+	big := &tailWriter{max: 64 << 10}
+	big.Write(chunk)
+	if n := testing.AllocsPerRun(100, func() { big.Write(chunk[:12345]) }); n != 0 {
+		t.Errorf("a write allocates %v times", n)
+	}
+}
+
+func TestTailWriterOpen(t *testing.T) {
+	tests := []struct {
+		writes []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{""}, false},
+		{[]string{"a\n"}, false},
+		{[]string{"a\nb"}, true},
+		{[]string{"a", "\n"}, false},
+		{[]string{"a\n", ""}, false},
+		{[]string{"a\n", "b"}, true},
+	}
+	for _, tc := range tests {
+		tw := &tailWriter{max: 2}
+		for _, w := range tc.writes {
+			tw.Write([]byte(w))
+		}
+		if got := tw.open(); got != tc.want {
+			t.Errorf("writes %q: open %v, want %v", tc.writes, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkTailWriter: what keeping the tail costs per 32 KiB the command
+// writes to stderr.
+func BenchmarkTailWriter(b *testing.B) {
+	chunk := make([]byte, 32<<10)
+	tw := &tailWriter{max: 64 << 10}
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		tw.Write(chunk)
 	}
 }
 

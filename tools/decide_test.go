@@ -20,7 +20,8 @@ func fams(s string) []Family {
 func testLabels() Labels {
 	return Labels{
 		Tools: map[string]Family{
-			"TodoWrite":              Read,
+			"lint_report":            Read,
+			"TodoWrite":              Read, // built in: the label has no effect
 			"mcp__github__create_pr": Edit,
 			"mcp__screen__snap":      Desktop,
 		},
@@ -35,7 +36,7 @@ func testLabels() Labels {
 }
 
 func TestDecide(t *testing.T) {
-	all := "read+search+edit+shell+web+spawn+mcp+desktop"
+	all := "read+search+edit+shell+web+spawn+mcp+desktop+control"
 	tests := []struct {
 		name, server, reason string
 		families             string
@@ -73,8 +74,20 @@ func TestDecide(t *testing.T) {
 		{name: "Bash\x00", families: all, denial: Unknown},
 		{name: "frobnicate", families: all, denial: Unknown},
 		{name: "", families: all, denial: Unknown},
-		// User labels on other tools.
-		{name: "TodoWrite", families: "read", needs: "read", from: "label:tool"},
+		// User labels on other tools; one on a built-in name changes
+		// nothing.
+		{name: "lint_report", families: "read", needs: "read", from: "label:tool"},
+		{name: "TodoWrite", families: "read", denial: NotGranted, needs: "control", missing: "control", from: "built-in"},
+		// The harness's own control tools, and what only looks like one.
+		{name: "TodoWrite", families: "control", needs: "control", from: "built-in"},
+		{name: "ExitPlanMode", families: "control", needs: "control", from: "built-in"},
+		{name: "update_plan", families: "control", needs: "control", from: "built-in"},
+		{name: "attempt_completion", families: "control", needs: "control", from: "built-in"},
+		{name: "ask_followup_question", families: "control", needs: "control", from: "built-in"},
+		{name: "save_memory", families: "control+read", denial: NotGranted, needs: "edit", missing: "edit", from: "built-in"},
+		{name: "new_task", families: "control+shell", denial: NotGranted, needs: "spawn", missing: "spawn", from: "built-in"},
+		{name: "todowrite", families: "control", needs: "control", from: "built-in"},
+		{name: "TODOWRITE", families: all, denial: Unknown},
 		// MCP: the mcp family and a label the grant also has.
 		{name: "mcp__github__list_issues", families: "mcp+web+spawn", needs: "web+spawn+mcp", from: "label:server+repository"},
 		{name: "mcp__github__list_issues", families: "mcp+web", denial: NotGranted, needs: "web+spawn+mcp", missing: "spawn", from: "label:server+repository"},
@@ -130,7 +143,7 @@ func TestEveryBuiltinFamilyCovered(t *testing.T) {
 			continue // MCP tools are classified by labels only
 		}
 		found := false
-		for _, n := range []string{"Read", "Grep", "Edit", "Bash", "WebFetch", "Task", "computer"} {
+		for _, n := range []string{"Read", "Grep", "Edit", "Bash", "WebFetch", "Task", "computer", "TodoWrite"} {
 			if g, _ := Builtin(n); g == f {
 				found = true
 			}
@@ -149,7 +162,7 @@ func TestLabelsCheck(t *testing.T) {
 		l   Labels
 		err string
 	}{
-		{Labels{Tools: map[string]Family{"Bash": Read}}, "built in as shell"},
+		{Labels{Tools: map[string]Family{"Bash": Read}}, ""}, // no effect (Shadowed)
 		{Labels{Tools: map[string]Family{"x": "files"}}, `"files" is not a tool family`},
 		{Labels{Servers: map[string]Family{"a__b": Read}}, `contains "__"`},
 		{Labels{Servers: map[string]Family{"": Read}}, "non-empty"},
@@ -165,13 +178,24 @@ func TestLabelsCheck(t *testing.T) {
 	}
 }
 
+func TestShadowed(t *testing.T) {
+	l := Labels{Tools: map[string]Family{"Bash": Read, "TodoWrite": Read, "lint_report": Read}}
+	got := l.Shadowed()
+	if len(got) != 2 || !strings.Contains(got[0], "Bash is built in as shell") || !strings.Contains(got[1], "TodoWrite is built in as control") {
+		t.Errorf("Shadowed = %q", got)
+	}
+	if d := Decide(Grant{Families: []Family{Read}}, l, Call{Name: "Bash"}); d.Allowed {
+		t.Error("a label relabelled a built-in tool")
+	}
+}
+
 func TestParseFamily(t *testing.T) {
 	for _, f := range Families() {
 		if g, err := ParseFamily(string(f)); err != nil || g != f {
 			t.Errorf("ParseFamily(%s) = %v, %v", f, g, err)
 		}
 	}
-	if _, err := ParseFamily("Read"); err == nil || !strings.Contains(err.Error(), "read, search, edit, shell, web, spawn, mcp, desktop") {
+	if _, err := ParseFamily("Read"); err == nil || !strings.Contains(err.Error(), "read, search, edit, shell, web, spawn, mcp, desktop, control") {
 		t.Errorf("ParseFamily(Read) = %v", err)
 	}
 }

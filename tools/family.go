@@ -19,11 +19,16 @@ const (
 	Spawn   Family = "spawn"   // start sub-agents
 	MCP     Family = "mcp"     // call MCP servers' tools
 	Desktop Family = "desktop" // see or drive the screen, keyboard and mouse
+	// Control: the harness's own control of the session (a to-do list, a
+	// plan, a question to the user, saying the task is done). Such a tool
+	// reads and writes nothing the grant governs, so every preset carries
+	// the family.
+	Control Family = "control"
 )
 
 // Families returns every family, in a fixed order.
 func Families() []Family {
-	return []Family{Read, Search, Edit, Shell, Web, Spawn, MCP, Desktop}
+	return []Family{Read, Search, Edit, Shell, Web, Spawn, MCP, Desktop, Control}
 }
 
 // FamilyNames returns every family's name, in Families' order.

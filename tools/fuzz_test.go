@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -57,27 +58,59 @@ func FuzzDecide(f *testing.F) {
 
 // FuzzFilter: whatever catalogue a harness hands over, the visible part
 // under every family and no labels holds only built-in tools of no
-// server, and the name decided on is the one a strict reader sees.
+// server; the name decided on is the one a strict reader sees; and what
+// is written back reads as exactly the visible tools, in the same shape.
 func FuzzFilter(f *testing.F) {
-	for _, s := range []string{`[{"name":"Read"}]`, `[{"name":"mcp__a__b","Name":"Read"}]`, `[{"name":"x","server":"s"}]`, `[{"name":"\u0052ead"}]`, `[]`, `[{"name":"Bash","name":"x"}]`} {
+	for _, s := range []string{`[{"name":"Read"}]`, `[{"name":"mcp__a__b","Name":"Read"}]`, `[{"name":"x","server":"s"}]`, `[{"name":"\u0052ead"}]`, `[]`, `[{"name":"Bash","name":"x"}]`,
+		`{"tools":[{"type":"function","function":{"name":"Read"}}],"x":1}`, `[{"functionDeclarations":[{"name":"glob"},{"name":"x"}],"googleSearch":{}}]`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"Read","inputSchema":{}}]}}`, `[{"type":"web_search_preview"},{"type":"mcp","server_label":"s"}]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := ParseCatalogue(data)
+		c, err := Parse(data, "")
 		if err != nil {
 			return
 		}
-		vis, ds := Filter(Grant{Families: Families(), Desktop: true}, Labels{}, entries, "r")
-		if len(ds) != len(entries) {
-			t.Fatalf("%d decisions for %d entries", len(ds), len(entries))
+		vis, ds := Filter(Grant{Families: Families(), Desktop: true}, Labels{}, c.Entries, "r")
+		if len(ds) != len(c.Entries) {
+			t.Fatalf("%d decisions for %d entries", len(ds), len(c.Entries))
+		}
+		keep := make([]bool, len(ds))
+		for i, d := range ds {
+			keep[i] = d.Allowed
 		}
 		for _, e := range vis {
 			if _, ok := Builtin(e.Name); !ok || e.Server != "" {
 				t.Fatalf("visible without a classification: %+v", e)
 			}
 			var m map[string]any
-			if err := json.Unmarshal(e.Raw, &m); err != nil || m["name"] != e.Name {
-				t.Fatalf("decided on %q, a reader sees %v (%v)", e.Name, m["name"], err)
+			if json.Unmarshal(e.Raw, &m) != nil || m["name"] == nil && m["type"] == nil && m["function"] == nil {
+				continue // a Gemini member's value, named by its key
+			}
+			seen := m["name"]
+			if fn, ok := m["function"].(map[string]any); ok && m["type"] == "function" {
+				seen = fn["name"]
+			} else if seen == nil {
+				seen = m["type"]
+			}
+			if seen != e.Name {
+				t.Fatalf("decided on %q, a reader sees %v", e.Name, seen)
+			}
+		}
+		var b bytes.Buffer
+		if err := c.Write(&b, keep); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse(b.Bytes(), "")
+		if err != nil {
+			t.Fatalf("the written catalogue does not read back: %v\n%s", err, b.String())
+		}
+		if again.Shape != c.Shape || len(again.Entries) != len(vis) {
+			t.Fatalf("written back: shape %s, %d tools; want %s, %d\n%s", again.Shape, len(again.Entries), c.Shape, len(vis), b.String())
+		}
+		for i, e := range again.Entries {
+			if e.Name != vis[i].Name || e.Server != vis[i].Server {
+				t.Fatalf("tool %d written back as %s@%s, want %s@%s", i, e.Name, e.Server, vis[i].Name, vis[i].Server)
 			}
 		}
 	})

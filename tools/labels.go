@@ -25,10 +25,12 @@ type Labels struct {
 	NarrowServers map[string][]Family
 }
 
-// Check reports the first thing wrong with the labels: an unknown family,
-// an empty name, or a user label on a name the built-in table already
-// classifies (the table is not relabelled: a repository's narrowing is
-// the way to require more of a built-in tool).
+// Check reports the first thing wrong with the labels: an unknown family
+// or an empty name. A user label on a name the built-in table classifies
+// is not wrong but has no effect (the table is not relabelled: a
+// repository's narrowing is the way to require more of a built-in tool):
+// Shadowed names them, since the table grows and a label written for a
+// tool it did not know yet must not make every decision fail.
 func (l Labels) Check() error {
 	for _, name := range sortedKeys(l.Tools) {
 		if err := checkName("tool", name); err != nil {
@@ -36,9 +38,6 @@ func (l Labels) Check() error {
 		}
 		if _, err := ParseFamily(string(l.Tools[name])); err != nil {
 			return fmt.Errorf("tool %q: %w", name, err)
-		}
-		if f, ok := Builtin(name); ok {
-			return fmt.Errorf("tool %q is built in as %s; a label cannot change a built-in tool's family", name, f)
 		}
 	}
 	for _, name := range sortedKeys(l.Servers) {
@@ -62,6 +61,18 @@ func (l Labels) Check() error {
 		}
 	}
 	return nil
+}
+
+// Shadowed says, for each user label on a name the built-in table
+// classifies, that the label has no effect and what the table says.
+func (l Labels) Shadowed() []string {
+	var out []string
+	for _, name := range sortedKeys(l.Tools) {
+		if f, ok := Builtin(name); ok {
+			out = append(out, fmt.Sprintf("the label %s = %q has no effect: %s is built in as %s, and a label cannot change a built-in tool's family", name, l.Tools[name], name, f))
+		}
+	}
+	return out
 }
 
 func checkName(what, name string) error {

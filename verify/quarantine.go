@@ -80,6 +80,10 @@ func openQuarantine(common, q string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := saveRefSnapshot(root, id); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("noting the refs before the run: %w", err)
+	}
 	err = editAlternates(root, func(lines []string) []string {
 		if slices.Contains(lines, alternatePrefix+id) {
 			return lines
@@ -149,6 +153,9 @@ func settleStale(root *os.Root, keep string) []error {
 			}
 		}
 	}
+	for _, id := range snapshotIDs(root) {
+		ids[id] = true // settled but for its refs (a wrun killed meanwhile)
+	}
 	var errs []error
 	for id := range ids {
 		if id == keep {
@@ -170,7 +177,9 @@ func settleStale(root *os.Root, keep string) []error {
 }
 
 // settle copies the good objects of quarantine id into the repository and,
-// when that worked, unregisters and removes the quarantine. The caller holds
+// when that worked, unregisters the quarantine, restores or removes the
+// refs the run wrote that name nothing the repository has (repairRefs),
+// and removes the quarantine. The caller holds
 // the quarantine's lock exclusively and the admin lock.
 func settle(root *os.Root, id string) []error {
 	algo := objectFormat(root)
@@ -191,6 +200,9 @@ func settle(root *os.Root, id string) []error {
 	if err != nil {
 		return append(warnings, fmt.Errorf("unregistering the git quarantine %s: %w", dir, err))
 	}
+	// No longer an alternate: a ref the run wrote counts only if the
+	// repository itself has what it names.
+	warnings = append(warnings, repairRefs(root, id, algo)...)
 	if err := removeAll(root, dir); err != nil {
 		warnings = append(warnings, fmt.Errorf("removing the git quarantine: %w", err))
 	}
@@ -201,10 +213,11 @@ func settle(root *os.Root, id string) []error {
 // Bounds on what wrun copies out of one quarantine. Every byte is read from
 // a file the child made, and the child chooses its size: a sparse file
 // costs it nothing on disk but wrun a real block for every byte copied, and
-// hard links give one file many names. A file larger than
-// MaxQuarantineFile, or one that would take the quarantine past
-// MaxQuarantineTotal, is refused and reported, not copied; a file is
-// counted (and copied) once, whatever its number of names. A fetch that
+// hard links give one file many names. A sparse file (git never writes
+// one), a file larger than MaxQuarantineFile, or one that would take the
+// quarantine past MaxQuarantineTotal, is refused and reported, not copied;
+// a file is counted (and copied) once, whatever its number of names. What
+// wrun copies has thus cost the child as much disk as it costs wrun. A fetch that
 // needs more goes under a grant that writes the repository.
 var (
 	MaxQuarantineFile  int64 = 2 << 30 // 2 GiB: one pack or loose object
@@ -293,6 +306,9 @@ func (m *migration) take(src *os.File, name string) (int64, bool) {
 	switch {
 	case size > MaxQuarantineFile:
 		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes)", name, size))
+		return 0, false
+	case sparse(src, fi):
+		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes with holes: git never writes a sparse file)", name, size))
 		return 0, false
 	case m.total+size > MaxQuarantineTotal:
 		m.refused = append(m.refused, fmt.Sprintf("%s (%d bytes past the total)", name, size))

@@ -273,19 +273,38 @@ it, and what that means for the grants wrun can enforce here.`,
 				writeJSON(stdout, doctorDoc{doctorSchemaID, 1, feats})
 				return nil
 			}
-			tw := table(stdout)
-			for _, f := range feats {
-				mark := "yes"
-				if !f.Available {
-					mark = "NO"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, mark, f.Detail, f.Consequence)
-			}
-			return tw.Flush()
+			writeDoctor(stdout, feats, widthOf(stdout))
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the features as JSON")
 	return cmd
+}
+
+// writeDoctor writes the features as a person reads them at width
+// columns: the name, yes or NO and the detail on one line (the detail
+// wrapped beneath itself), what it means for wrun wrapped beneath,
+// indented.
+func writeDoctor(w io.Writer, feats []sandbox.Feature, width int) {
+	name := 0
+	for _, f := range feats {
+		name = max(name, len(f.Name))
+	}
+	for _, f := range feats {
+		mark := "yes"
+		if !f.Available {
+			mark = "NO"
+		}
+		head := fmt.Sprintf("%-*s  %-3s  ", name, f.Name, mark)
+		for _, l := range wrap(f.Detail, head, len(head), width) {
+			fmt.Fprintln(w, l)
+		}
+		if f.Consequence != "" {
+			for _, l := range wrap(f.Consequence, "    ", 4, width) {
+				fmt.Fprintln(w, l)
+			}
+		}
+	}
 }
 
 // emptyLists replaces every nil slice reachable from v (exported struct

@@ -94,6 +94,7 @@ func configRows(paths config.Paths, e config.Effective) [][3]string {
 		{"conductor_dir", e.ConductorDir.V, e.ConductorDir.Source},
 		{"receipts", paths.Receipts, "XDG_STATE_HOME (else ~/.local/state)"},
 		{"receipts_max_bytes", fmt.Sprint(e.ReceiptsMax.V), e.ReceiptsMax.Source},
+		{"cache.max_size", formatSize(e.CacheMax.V), e.CacheMax.Source},
 		{"roster", paths.Roster, "XDG_RUNTIME_DIR (else the state directory)"},
 	}
 	for _, m := range sortedNames(e.Models) {

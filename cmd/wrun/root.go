@@ -89,7 +89,8 @@ the grant does not allow something, the kernel refuses it; nothing runs
 unsandboxed behind your back, and if this kernel cannot enforce the grant
 wrun refuses to start (exit 125) unless you pass --best-effort.
 
-A grant has four fields; a preset names a common combination:
+A grant has five fields (files, shell, network, desktop, tools); a preset
+names a common combination:
 
   preset    files  shell    network  what the child may do
   inspect   read   inspect  off      read (not the home directory beyond
@@ -240,7 +241,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newToolsCmd(stdin, stdout), newGoCacheProgCmd(stdin, stdout),
-		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout))
+		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout), newCacheCmd(stdout))
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/wrun-dev/wrun/grant"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,5 +23,20 @@ func TestVersion(t *testing.T) {
 	line := strings.TrimSpace(string(b))
 	if !strings.HasPrefix(line, "wrun ") || !strings.Contains(line, "commit ") || !strings.Contains(line, "go1.") || strings.Count(line, "\n") != 0 {
 		t.Errorf("--version printed %q; want one line: wrun VERSION (commit C, goX)", line)
+	}
+}
+
+// TestHelpNamesEveryGrantField: --help counts the grant's fields as the
+// grant has them and lists each one's values.
+func TestHelpNamesEveryGrantField(t *testing.T) {
+	fields := grant.FieldNames()
+	words := map[int]string{4: "four", 5: "five", 6: "six", 7: "seven"}
+	if want := "A grant has " + words[len(fields)] + " fields (" + strings.Join(fields, ", ") + ")"; !strings.Contains(longHelp, want) {
+		t.Errorf("--help does not say %q", want)
+	}
+	for _, f := range fields {
+		if !strings.Contains(longHelp, f+"=") {
+			t.Errorf("--help lists no values of %s", f)
+		}
 	}
 }

@@ -103,6 +103,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Approver:       run.TerminalApprover(),
 		Confirm:        run.ConfirmOnTerminal,
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
+		StateMax:       st.eff.CacheMax.V,
 	}
 	st.apply(&cfg, rf.receiptFile)
 	for _, n := range st.eff.Notes {
@@ -184,8 +185,11 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		f.Close()
 	case pf.json:
 		// On stderr the summary starts on a line of its own, whatever the
-		// command's last output was.
-		fmt.Fprintln(stderr)
+		// command's last output was: after a newline only where the
+		// command left a line open (or wrun could not tell).
+		if sum.StderrOpen() {
+			fmt.Fprintln(stderr)
+		}
 		writeJSON(stderr, sum.Stamp())
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", errText(err))
@@ -293,7 +297,10 @@ func writeAttempt(w io.Writer, s *run.Summary, verbose bool) {
 	for _, f := range s.AfterRunFailed {
 		fmt.Fprintln(w, "wrun: FAILED after the run:", quote.Line(f))
 	}
+	// Near-identical lines are said once (escalate.GroupedLines); --json
+	// has every denial.
 	if s.Request != nil {
+		var say []escalate.DeniedAct
 		for _, d := range s.Request.Denials {
 			// glibc's name-service lookups (id, ls -l, git) probe nscd
 			// over a UNIX socket on every run and shrug off the refusal;
@@ -301,15 +308,21 @@ func writeAttempt(w io.Writer, s *run.Summary, verbose bool) {
 			if d.Right == "socket_unix" && s.ExitCode == 0 {
 				continue
 			}
-			fmt.Fprintln(w, quote.Line(d.Summary))
+			say = append(say, d)
+		}
+		for _, l := range escalate.GroupedLines(say) {
+			fmt.Fprintln(w, quote.Line(l))
 		}
 	}
-	shown := 0
+	var shownActs []escalate.DeniedAct
 	for _, d := range s.DenialsIgnored {
 		if verbose || d.Shown() {
-			fmt.Fprintln(w, quote.Line(d.Summary))
-			shown++
+			shownActs = append(shownActs, d)
 		}
+	}
+	shown := len(shownActs)
+	for _, l := range escalate.GroupedLines(shownActs) {
+		fmt.Fprintln(w, quote.Line(l))
 	}
 	if shown > 0 {
 		fmt.Fprintf(w, "wrun: the command succeeded, so nothing is asked for: %d denial(s) recorded (denials_ignored in --json)\n", len(s.DenialsIgnored))

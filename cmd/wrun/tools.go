@@ -19,8 +19,8 @@ import (
 
 // The published schemas of wrun tools' output and input (escalate/schema).
 const (
-	toolsDecisionSchemaID  = "https://wrun.dev/schema/tools-decision.v1.json"
-	toolsCatalogueSchemaID = "https://wrun.dev/schema/tools-catalogue.v1.json"
+	toolsDecisionSchemaID  = "https://wrun.dev/schema/tools-decision.v2.json"
+	toolsCatalogueSchemaID = "https://wrun.dev/schema/tools-catalogue.v2.json"
 )
 
 // maxCatalogue bounds the catalogue read from stdin.
@@ -53,11 +53,18 @@ child's grant gives. The grant's tools field names tool families:
   edit     create, change, delete files       shell    run commands
   web      fetch pages, search the web        spawn    start sub-agents
   mcp      call MCP servers' tools            desktop  see or drive screen, keys, mouse
+  control  the harness's own to-do lists, plans, questions to the user and
+           the end of the task (TodoWrite, ExitPlanMode, update_plan,
+           attempt_completion, ask_followup_question): nothing the grant
+           governs
 
-A preset carries the families its fields imply: inspect and verify
-read+search+shell, write adds edit, full adds web and spawn, and a grant
-with shell=none has no shell family. tools=a+b+c replaces them (within the
-ceiling); mcp and desktop are only ever given by name.
+A preset carries the families its fields imply, and control always:
+inspect and verify read+search+shell+control, write adds edit, full adds
+web and spawn, and a grant with shell=none has no shell family. A tool
+that writes what later sessions load is edit, as a start-up file is
+(save_memory); one that starts a sub-agent is spawn (new_task).
+tools=a+b+c replaces them (within the ceiling); mcp and desktop are only
+ever given by name.
 
 The decision is fail closed:
   - a tool neither wrun's table of common harness tool names nor a label
@@ -76,7 +83,7 @@ Labels: $XDG_CONFIG_HOME/wrun/tools.toml (else ~/.config/wrun/tools.toml):
   github = "web"                 # every tool of the github MCP server
   [tools]
   "mcp__github__create_pull_request" = "edit"   # this tool, not its server's
-  TodoWrite = "read"             # a harness tool wrun does not know
+  lint_report = "read"           # a harness tool wrun does not know
 
 A repository's WORKDIR/` + toolsfile.RepoFile + ` may only narrow: the same tables,
 each naming families a tool or server needs in addition to its own.
@@ -128,13 +135,20 @@ file, no NAME).
 	filter := &cobra.Command{
 		Use:   "filter [--grant SPEC] [--reason TEXT] [--json] < CATALOGUE.json",
 		Short: "Print the part of a tool catalogue the grant gives, in the same format",
-		Long: `filter reads a catalogue on stdin: a JSON array of objects, each with
-"name" and, for an MCP tool, "server" (` + toolsCatalogueSchemaID + `).
-It prints the objects the grant allows, in order and byte for byte as
-given, as a JSON array; other members pass through untouched. The same
-decision as check, so what a child sees is what it may call. With --json
-it prints the visible catalogue with every decision instead. Exit status:
-0, or 125 for bad input.
+		Long: `filter reads a catalogue on stdin (` + toolsCatalogueSchemaID + `) in the
+shape a harness has it: a JSON array of tools, each with "name" and, for
+an MCP tool, "server" (wrun's own form, Anthropic's); OpenAI
+chat-completions tools {"type": "function", "function": {"name": ...}};
+OpenAI Responses tools (function tools by name, hosted tools by type, an
+MCP server's by server_label); Gemini's {"functionDeclarations": [...]};
+an object holding the list in "tools" (a request body, MCP's tools/list
+result); or MCP's JSON-RPC response to tools/list. MCP's own tools (a
+tools/list, tools with inputSchema) are one server's: name it with
+--server NAME. It prints the tools the grant allows in the same shape,
+in order, each object byte for byte as given; other members pass through
+untouched. The same decision as check, so what a child sees is what it
+may call. With --json it prints the visible tools with every decision
+instead. Exit status: 0, or 125 for bad input.
 
 ` + toolsLong,
 		Args: cobra.NoArgs,
@@ -143,6 +157,7 @@ it prints the visible catalogue with every decision instead. Exit status:
 		},
 	}
 	ff.register(filter)
+	filter.Flags().StringVar(&ff.server, "server", "", "the MCP server whose tools the catalogue lists (`NAME`): an MCP tools/list, or tools without a \"server\" member")
 	cmd.AddCommand(check, filter)
 	for _, c := range []*cobra.Command{cmd, check, filter} {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
@@ -178,6 +193,9 @@ func loadToolsContext(f toolsFlags) (toolsContext, error) {
 	l, read, err := toolsfile.Load(os.Environ(), wd)
 	if err != nil {
 		return toolsContext{}, &usageError{err.Error()}
+	}
+	if f.server != "" && (strings.Contains(f.server, "__") || strings.ContainsFunc(f.server, func(r rune) bool { return r < 0x20 || r == 0x7f })) {
+		return toolsContext{}, &usageError{fmt.Sprintf("--server=%q: an MCP server name has no \"__\" and no control characters", f.server)}
 	}
 	return toolsContext{bounds: b, labels: l, read: read}, nil
 }
@@ -356,10 +374,10 @@ func (c toolsContext) report(command string, ds []toolDecision) toolsReport {
 		all = all && d.Allowed
 	}
 	return toolsReport{
-		Schema: toolsDecisionSchemaID, Version: 1, Command: command,
+		Schema: toolsDecisionSchemaID, Version: 2, Command: command,
 		Grant: g.String(), GrantName: g.Name(), Families: g.ToolFamilies(),
 		Ceiling: c.bounds.Ceiling.Grant.String(), CeilingSource: c.bounds.Ceiling.Source,
-		LabelsFrom: append([]string{}, c.read...), Notes: append([]string{}, c.bounds.Notes...),
+		LabelsFrom: append([]string{}, c.read...), Notes: append(append([]string{}, c.bounds.Notes...), c.labels.Shadowed()...),
 		AllAllowed: all, Decisions: ds,
 	}
 }
@@ -368,9 +386,6 @@ func toolsCheck(f toolsFlags, names []string, stdout io.Writer) error {
 	c, err := loadToolsContext(f)
 	if err != nil {
 		return err
-	}
-	if f.server != "" && (strings.Contains(f.server, "__") || strings.ContainsFunc(f.server, func(r rune) bool { return r < 0x20 || r == 0x7f })) {
-		return &usageError{fmt.Sprintf("--server=%q: an MCP server name has no \"__\" and no control characters", f.server)}
 	}
 	g := c.decisionGrant()
 	var ds []toolDecision
@@ -384,7 +399,7 @@ func toolsCheck(f toolsFlags, names []string, stdout io.Writer) error {
 	if f.json {
 		writeJSON(stdout, rep)
 	} else {
-		for _, n := range c.bounds.Notes {
+		for _, n := range rep.Notes {
 			fmt.Fprintf(stdout, "note: %s\n", quote.Line(n))
 		}
 		for _, d := range ds {
@@ -418,13 +433,17 @@ func toolsFilter(f toolsFlags, stdin io.Reader, stdout io.Writer) error {
 	if len(data) > maxCatalogue {
 		return &usageError{fmt.Sprintf("the catalogue on stdin is larger than %d bytes", maxCatalogue)}
 	}
-	entries, err := tools.ParseCatalogue(data)
+	cat, err := tools.Parse(data, f.server)
 	if err != nil {
-		return &usageError{err.Error() + " (a catalogue is a JSON array of objects with \"name\" and, for an MCP tool, \"server\")"}
+		return &usageError{err.Error() + " (see wrun tools filter --help for the shapes read)"}
 	}
-	visible, decisions := tools.Filter(c.decisionGrant(), c.labels, entries, f.reason)
+	visible, decisions := tools.Filter(c.decisionGrant(), c.labels, cat.Entries, f.reason)
 	if !f.json {
-		return tools.WriteCatalogue(stdout, visible)
+		keep := make([]bool, len(decisions))
+		for i, d := range decisions {
+			keep[i] = d.Allowed
+		}
+		return cat.Write(stdout, keep)
 	}
 	var ds []toolDecision
 	for _, d := range decisions {
@@ -482,6 +501,7 @@ func toolFamilies(g grant.Grant) []familyEnforcement {
 		{Family: "spawn", Kernel: "nothing beyond the grant: a sub-agent started under wrun gets a grant no wider than this one (a nested wrun only narrows)", DecisionOnly: "whether a harness offers a spawn tool; " + harness},
 		{Family: "mcp", Kernel: "nothing: an MCP server runs outside the sandbox, as the harness", DecisionOnly: "whether a harness offers or calls an MCP tool, with the mcp family and a label the grant also has"},
 		{Family: "desktop", Kernel: desktop, DecisionOnly: "whether a harness offers or runs a desktop tool (also needs desktop=on and a recorded --reason); " + harness},
+		{Family: "control", Kernel: "nothing: a control tool (a to-do list, a plan, a question to the user) reads and writes nothing the grant governs", DecisionOnly: "whether a harness offers its own control tools; every preset carries them"},
 	}
 	for i := range rows {
 		rows[i].Granted = slices.Contains(have, rows[i].Family)

@@ -25,7 +25,7 @@ func toolsEnv(t *testing.T) (cfg, ws string) {
 	if err := os.MkdirAll(filepath.Join(cfg, "wrun"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	labels := "[servers]\ngithub = \"web\"\ndocs = \"read\"\n[tools]\nTodoWrite = \"read\"\n"
+	labels := "[servers]\ngithub = \"web\"\ndocs = \"read\"\n[tools]\nlint_report = \"read\"\n"
 	if err := os.WriteFile(filepath.Join(cfg, "wrun", "tools.toml"), []byte(labels), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestToolsCheck(t *testing.T) {
 		{[]string{"--grant", "inspect", "Read", "Grep", "Bash"}, 0,
 			[]string{"Read: allowed, needs read (built-in)", "Grep: allowed", "Bash: allowed"}},
 		{[]string{"--grant", "inspect", "Read", "Edit"}, 1,
-			[]string{"Read: allowed", "Edit: denied, not-granted: needs edit; the grant inspect has tools=read+search+shell; allowed by inspect,files=write (within the ceiling), or write (within the ceiling)"}},
+			[]string{"Read: allowed", "Edit: denied, not-granted: needs edit; the grant inspect has tools=read+search+shell+control; allowed by inspect,files=write (within the ceiling), or write (within the ceiling)"}},
 		{[]string{"--grant", "full", "--ceiling", "verify", "Edit"}, 1,
 			[]string{"note: grant narrowed to the ceiling", "Edit: denied, not-granted", "(beyond the ceiling: files=write exceeds the ceiling's files=read)"}},
 		{[]string{"--grant", "inspect", "frobnicate"}, 1,
@@ -85,16 +85,20 @@ func TestToolsCheck(t *testing.T) {
 		{[]string{"--grant", "full,tools=read+mcp", "mcp__docs__get", "mcp__github__list"}, 1,
 			[]string{"mcp__docs__get: allowed, needs read+mcp (label:server)", "mcp__github__list: denied, not-granted: needs web+mcp"}},
 		{[]string{"--grant", "full,tools=read+mcp", "--server", "docs", "get"}, 0, []string{"docs: get: allowed"}},
-		{[]string{"--grant", "full", "mcp__docs__get"}, 1, []string{"not-granted: needs read+mcp", "full,tools=read+search+edit+shell+web+spawn+mcp (beyond the ceiling: tools=mcp exceeds"}},
+		{[]string{"--grant", "full", "mcp__docs__get"}, 1, []string{"not-granted: needs read+mcp", "full,tools=read+search+edit+shell+web+spawn+mcp+control (beyond the ceiling: tools=mcp exceeds"}},
 		{[]string{"--grant", "full", "--ceiling", "full,tools=read+mcp", "mcp__docs__get"}, 1, []string{"not-granted: needs read+mcp", "full,tools=read+mcp (within the ceiling)"}},
-		{[]string{"--grant", "full", "--ceiling", "full", "mcp__docs__get"}, 1, []string{"(beyond the ceiling: tools=mcp exceeds the ceiling's tools=read+search+edit+shell+web+spawn)"}},
-		{[]string{"--grant", "inspect", "computer"}, 1, []string{"computer: denied, not-granted: needs desktop", "and desktop=off", "inspect,desktop=on,tools=read+search+shell+desktop (beyond the ceiling: desktop=on exceeds"}},
+		{[]string{"--grant", "full", "--ceiling", "full", "mcp__docs__get"}, 1, []string{"(beyond the ceiling: tools=mcp exceeds the ceiling's tools=read+search+edit+shell+web+spawn+control)"}},
+		{[]string{"--grant", "inspect", "computer"}, 1, []string{"computer: denied, not-granted: needs desktop", "and desktop=off", "inspect,desktop=on,tools=read+search+shell+desktop+control (beyond the ceiling: desktop=on exceeds"}},
 		{[]string{"--grant", "full,desktop=on,tools=read+desktop", "computer"}, 1, []string{"computer: denied, desktop-requires-reason: ", "--reason TEXT"}},
 		{[]string{"--grant", "full,desktop=on,tools=read+desktop", "--reason", "close the test's dialog", "computer"}, 0,
 			[]string{"computer: allowed, needs desktop (built-in); reason recorded: close the test's dialog"}},
 		{[]string{"--grant", "inspect,shell=none", "Bash", "Read"}, 1, []string{"Bash: denied, not-granted: needs shell; the grant inspect,shell=none has tools=read+search", "Read: allowed"}},
 		{[]string{"--grant", "write,tools=read", "Grep"}, 1, []string{"Grep: denied, not-granted"}},
-		{[]string{"--grant", "full,tools=read", "TodoWrite"}, 0, []string{"TodoWrite: allowed, needs read (label:tool)"}},
+		{[]string{"--grant", "full,tools=read", "lint_report"}, 0, []string{"lint_report: allowed, needs read (label:tool)"}},
+		{[]string{"--grant", "inspect", "TodoWrite", "ExitPlanMode", "update_plan"}, 0, []string{"TodoWrite: allowed, needs control (built-in)", "update_plan: allowed, needs control (built-in)"}},
+		{[]string{"--grant", "files=none,shell=none", "attempt_completion", "ask_followup_question"}, 0, []string{"attempt_completion: allowed, needs control"}},
+		{[]string{"--grant", "inspect", "save_memory"}, 1, []string{"save_memory: denied, not-granted: needs edit"}},
+		{[]string{"--grant", "write", "new_task"}, 1, []string{"new_task: denied, not-granted: needs spawn"}},
 		// Bad input: 125.
 		{[]string{"--grant", "inspect"}, 125, []string{"name at least one tool"}},
 		{[]string{"--grant", "inspect,tools=git", "Read"}, 125, []string{`"git" is not a tool family`}},
@@ -150,6 +154,7 @@ const testCatalogue = `[
   {"name": "mcp__docs__search"},
   {"name": "search", "server": "github", "annotations": {"readOnlyHint": true}},
   {"name": "computer", "display_width_px": 1024},
+  {"name": "lint_report"},
   {"name": "TodoWrite"},
   {"name": "frobnicate"}
 ]`
@@ -160,20 +165,22 @@ func TestToolsFilter(t *testing.T) {
 	want := `[
   {"name": "Read", "description": "Reads a file", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}},
   {"name": "mcp__docs__search"},
-  {"name": "TodoWrite"}
+  {"name": "lint_report"}
 ]
 `
 	if code != 0 || out != want {
 		t.Fatalf("exit %d, printed:\n%s\nwant:\n%s", code, out, want)
 	}
-	if err := schematest.Validate(schema(t, "tools-catalogue.v1.json"), []byte(out)); err != nil {
-		t.Errorf("the filtered catalogue does not match its schema: %v", err)
-	}
-	if err := schematest.Validate(schema(t, "tools-catalogue.v1.json"), []byte(testCatalogue)); err != nil {
-		t.Errorf("the test's catalogue does not match the schema: %v", err)
+	for _, v := range []string{"tools-catalogue.v1.json", "tools-catalogue.v2.json"} {
+		if err := schematest.Validate(schema(t, v), []byte(out)); err != nil {
+			t.Errorf("the filtered catalogue does not match %s: %v", v, err)
+		}
+		if err := schematest.Validate(schema(t, v), []byte(testCatalogue)); err != nil {
+			t.Errorf("the test's catalogue does not match %s: %v", v, err)
+		}
 	}
 	// Every tool check allows is visible, and nothing else: one decision.
-	for _, name := range []string{"Read", "Edit", "Bash", "mcp__docs__search", "computer", "TodoWrite", "frobnicate"} {
+	for _, name := range []string{"Read", "Edit", "Bash", "mcp__docs__search", "computer", "lint_report", "TodoWrite", "frobnicate"} {
 		_, code := runTools(t, "", "check", "--workdir", ws, "--grant", "inspect,tools=read+search+mcp", name)
 		if visible := strings.Contains(out, `"name": "`+name+`"`); visible != (code == 0) {
 			t.Errorf("%s: visible=%v but check exits %d", name, visible, code)
@@ -191,7 +198,7 @@ func TestToolsFilter(t *testing.T) {
 // it) and validated against the published schema.
 func TestToolsJSONGolden(t *testing.T) {
 	cfg, ws := toolsEnv(t)
-	s := schema(t, "tools-decision.v1.json")
+	s := schema(t, "tools-decision.v2.json")
 	for _, tc := range []struct {
 		golden string
 		stdin  string
@@ -236,7 +243,7 @@ func TestToolsExplainEveryFamily(t *testing.T) {
 			t.Fatal(err)
 		}
 		rows := toolFamilies(g)
-		if len(rows) != 8 {
+		if len(rows) != 9 {
 			t.Fatalf("%s: %d families explained", spec, len(rows))
 		}
 		var b bytes.Buffer

@@ -93,7 +93,6 @@ func TestParseErrors(t *testing.T) {
 		{user: "[servers]\nx = \"files\"\n", err: `servers."x": "files" is not a tool family`},
 		{user: "[servers]\nx = [\"read\"]\n", err: `want one family as a string`},
 		{user: "grant = \"full\"\n", err: `unknown key "grant"`},
-		{user: "[tools]\nBash = \"read\"\n", err: `"Bash" is built in as shell`},
 		{user: "[servers]\n\"a__b\" = \"read\"\n", err: `contains "__"`},
 		{user: "[tools\n", err: "tools.toml"},
 		{repo: "[tools]\nx = 3\n", err: "want a family or a list of families"},
@@ -112,6 +111,24 @@ func TestParseErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("user %q repo %q: %v, want %q", tc.user, tc.repo, err, tc.err)
 		}
+	}
+}
+
+// TestBuiltinLabelHasNoEffect: a user label on a name wrun's table knows
+// (one written before the table knew it) loads, changes nothing, and is
+// named by Shadowed.
+func TestBuiltinLabelHasNoEffect(t *testing.T) {
+	cfg, ws := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(cfg, "wrun", "tools.toml"), "[tools]\nBash = \"read\"\nTodoWrite = \"read\"\n")
+	l, _, err := Load([]string{"XDG_CONFIG_HOME=" + cfg}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Shadowed(); len(got) != 2 || !strings.Contains(got[0], "Bash is built in as shell") {
+		t.Errorf("Shadowed = %q", got)
+	}
+	if d := tools.Decide(tools.Grant{Families: []tools.Family{tools.Read}}, l, tools.Call{Name: "Bash"}); d.Allowed {
+		t.Error("a label made Bash a read tool")
 	}
 }
 
