@@ -13,6 +13,7 @@ import (
 // Why each kind of path is protected: the attack it stops.
 const (
 	whyGitDir     = "the repository directory itself: renaming or replacing it would swap in a config and hooks of the child's choosing"
+	whyEnvGitDir  = "the git directory the environment names: git takes its config and hooks from there at the next unsandboxed command, so the child must not make one there"
 	whyDotGitFile = "the .git file of a linked worktree or submodule: rewriting it would point git at a repository of the child's choosing"
 	whyRC         = "start-up file of a shell, editor, tool or session: it runs code at the next unsandboxed start"
 	whyHomeDot    = "a dot file or directory of the home directory: programs load their configuration (and with it code: shell rc files, editor plugins, tool settings that name programs) from there at their next unsandboxed start"
@@ -206,10 +207,12 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
 }
 
 // protectGit protects, in every repository a writable tree holds or the
-// workspace lies in, what git reads that can make it run a program: in
-// each git directory (the repository's, its common dir, every submodule's
-// and linked worktree's) the entries of verify.GitDirProtected, and the
-// .git files that name them. What git's ordinary work writes (objects,
+// workspace lies in, found as git finds one (a .git entry, or a directory
+// git takes for a git directory whatever its name: a bare repository, a
+// separate git dir, the one GIT_DIR names), what git reads that can make
+// it run a program: in each git directory (the repository's, its common
+// dir, every submodule's and linked worktree's) the entries of
+// verify.GitDirProtected, and the .git files that name them. What git's ordinary work writes (objects,
 // refs, logs, the index, HEAD, ...) stays writable.
 func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 	found := verify.FindRepos(roots)
@@ -226,6 +229,33 @@ func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 	pt.guard.Known = append(pt.guard.Known, found.DotGits...)
 	if len(roots) > 0 {
 		pt.guard.Roots = roots
+	}
+	// The git directories the user's environment names: git works there
+	// at the next unsandboxed command, wherever the working directory is.
+	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR"} {
+		gd, _ := envlist.Lookup(h.Env, v)
+		if gd == "" {
+			continue
+		}
+		gd = absFrom(h.Workdir, gd)
+		if pt.within(gd) == "" {
+			continue
+		}
+		if verify.IsGitDir(gd) || v == "GIT_COMMON_DIR" && exists(filepath.Join(gd, "config")) {
+			if r, err := verify.BareRepo(gd); err == nil {
+				repos = append(repos, r)
+				continue
+			}
+		}
+		// Not (yet) a git directory: the child must not make it one.
+		if !exists(gd) {
+			pt.add(gd, true, whyEnvGitDir+" ($"+v+")", nil)
+			continue
+		}
+		pt.add(filepath.Join(gd, "HEAD"), false, whyEnvGitDir+" ($"+v+")", nil)
+		for _, e := range verify.GitDirProtected {
+			pt.add(filepath.Join(gd, e.Name), e.Dir, e.Why+" ($"+v+")", nil)
+		}
 	}
 	for _, r := range repos {
 		if r.DotGitIsFile {
@@ -257,8 +287,18 @@ func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 		if hp := r.HooksPath(h.Home); hp != "" {
 			pt.add(hp, true, verify.GitDirProtected[2].Why+" (core.hooksPath)", nil)
 		}
-		pt.add(filepath.Join(r.WorkTree, ".wrun.toml"), false, whyWrunConfig, nil)
+		if !r.Bare {
+			pt.add(filepath.Join(r.WorkTree, ".wrun.toml"), false, whyWrunConfig, nil)
+		}
 	}
+}
+
+// absFrom makes p absolute from dir.
+func absFrom(dir, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
 }
 
 // protectStartup protects what programs load when they start, wherever a
