@@ -259,7 +259,10 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	})
 
 	var guard verify.Guard
-	p.Protected, guard = protectedPaths(p, h)
+	var err error
+	if p.Protected, guard, err = protectedPaths(p, h); err != nil {
+		return nil, err
+	}
 	if guard.Journal != "" || !guard.Empty() {
 		gd := &guard
 		p.Prepare = append(p.Prepare, verify.Step{Kind: verify.StepGuardOpen, Dir: guard.Journal, Guard: gd,

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,10 +97,15 @@ const whyGitListed = "git directories of submodules and linked worktrees: one th
 // after the run.
 type protector struct {
 	writable []string // rules the child may create entries in
+	rules    []Rule   // those rules
 	out      []Protected
 	seen     map[string]bool
+	named    map[string]bool // directories whose names codeNames guards
 	guard    verify.Guard
 	keepHome []string
+	// conflicts are start-up locations the grant also makes writable on
+	// purpose: the run is refused, naming each.
+	conflicts []string
 }
 
 func (pt *protector) within(path string) string {
@@ -172,15 +178,18 @@ func (pt *protector) protectTree(path, why string, mod func(*Protected)) {
 }
 
 // protectedPaths lists the paths inside writable rules that must stay
-// unwritable, with the reason, and the check to make after the run.
-func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
-	pt := &protector{seen: map[string]bool{}}
+// unwritable, with the reason, and the check to make after the run. It
+// fails when a start-up location is also writable on purpose (a build
+// output on PATH): nothing can be both.
+func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard, error) {
+	pt := &protector{seen: map[string]bool{}, named: map[string]bool{}}
 	var roots []string
 	for _, r := range p.Rules {
 		if r.Access&(MakeReg|MakeDir) == 0 {
 			continue
 		}
 		pt.writable = append(pt.writable, r.Path)
+		pt.rules = append(pt.rules, r)
 		// Repositories are searched for in the trees the user made
 		// writable (the workspace, --allow-write), not in caches, the
 		// private temp dir or git plumbing.
@@ -196,14 +205,18 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
 
 	pt.protectGit(h, roots, p)
 	pt.protectStartup(h)
+	pt.startupCode(h)
 	pt.add(filepath.Join(h.Workdir, ".wrun.toml"), false, whyWrunConfig, nil)
+	if len(pt.conflicts) > 0 {
+		return nil, verify.Guard{}, fmt.Errorf("refusing to run: %s; take it out of that variable for this run, or use a grant that does not write it", strings.Join(pt.conflicts, "; "))
+	}
 
 	for _, pr := range pt.out {
 		if !pr.Exists && pr.Create == CreateNone {
 			pt.guard.Absent = append(pt.guard.Absent, pr.Path)
 		}
 	}
-	return pt.out, pt.guard
+	return pt.out, pt.guard, nil
 }
 
 // protectGit protects, in every repository a writable tree holds or the
@@ -306,8 +319,9 @@ func absFrom(dir, p string) string {
 // only the files of known programs: the convention is that a dot entry of
 // the home directory is some program's configuration or state), .config
 // and .local whole (created when missing), the locations variables such
-// as XDG_CONFIG_HOME, ZDOTDIR, PYTHONUSERBASE or GIT_CONFIG_GLOBAL name,
-// and the directories on PATH. A dot entry of the home directory that
+// as XDG_CONFIG_HOME, ZDOTDIR, PYTHONUSERBASE or GIT_CONFIG_GLOBAL name
+// (the directories on PATH and other code loaded at every start:
+// startupCode). A dot entry of the home directory that
 // appears during the run is removed after it. What a grant makes writable
 // on purpose (the caches of shell=full, the workspace) stays writable.
 func (pt *protector) protectStartup(h Host) {
@@ -381,11 +395,5 @@ func (pt *protector) protectStartup(h Host) {
 	}
 	if j := pt.guard.Journal; j != "" && !slices.ContainsFunc(pt.out, func(pr Protected) bool { return pr.Dir && Within(j, pr.Path) }) {
 		pt.add(filepath.Dir(j), true, whyJournal, func(pr *Protected) { pr.Create = CreateDir })
-	}
-	path, _ := envlist.Lookup(h.Env, "PATH")
-	for _, d := range filepath.SplitList(path) {
-		if filepath.IsAbs(d) && exists(d) {
-			pt.protectTree(d, whyPathDir, nil)
-		}
 	}
 }

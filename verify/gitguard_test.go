@@ -169,3 +169,32 @@ func TestGuardCheckNewBareRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardCheckNamed: in a directory whose entries of some names must
+// not appear (sitecustomize, .pth files), a new one is removed after the
+// run; the others, and those that were there, stay.
+func TestGuardCheckNamed(t *testing.T) {
+	dir := tree(t, map[string]string{"old.pth": "", "app.py": ""})
+	pats := []string{"sitecustomize*", "*.pth"}
+	g := Guard{Named: []GuardNamed{NewGuardNamed(dir, pats, "x"), NewGuardNamed(filepath.Join(dir, "__pycache__"), pats, "x")}}
+	if g.Empty() {
+		t.Fatal("a guard with named entries is empty")
+	}
+	for _, f := range []string{"new.pth", "sitecustomize.py", "sitecustomize/__init__.py", "mod.py", "__pycache__/sitecustomize.cpython-311.pyc"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := g.Check()
+	if len(found) != 4 {
+		t.Errorf("%d findings, want 4: %+v", len(found), found)
+	}
+	for f, want := range map[string]bool{"old.pth": true, "app.py": true, "mod.py": true, "new.pth": false,
+		"sitecustomize.py": false, "sitecustomize": false, "__pycache__/sitecustomize.cpython-311.pyc": false} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", f, err == nil, want)
+		}
+	}
+}
