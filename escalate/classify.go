@@ -143,6 +143,11 @@ func (a *Analyzer) missingRule(f finding) finding {
 		}
 		return false
 	}
+	if f.acc&writeRights == 0 && !policy.Within(f.path, a.p.Workdir) {
+		// What the child reads is named (policy's readable roots):
+		// nothing else is.
+		return a.finish(f, "not-readable", "")
+	}
 	if policy.Within(f.path, a.p.Workdir) {
 		switch {
 		case inScope():

@@ -23,7 +23,7 @@ func BenchmarkScanRoots(b *testing.B) {
 			var n int
 			for b.Loop() {
 				var holes []Hole
-				holes, st, _ = privateHoles(roots, id, ScanBudget)
+				holes, st = privateHoles(roots, id)
 				n = len(holes)
 			}
 			b.ReportMetric(float64(st.Entries), "entries")

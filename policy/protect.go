@@ -22,6 +22,7 @@ const (
 	whyPathDir    = "a directory on PATH: a program planted there runs instead of the one the user means at the next unsandboxed command"
 	whyWrunConfig = "wrun's own config: a child must not choose the grant of later runs"
 	whyRecords    = "wrun's records of runs (receipts, the roster of live runs): the user's, not the child's"
+	whyTempRoot   = "the private temp dirs of other runs of this user: each run reads its own only"
 	whyJournal    = "wrun's record of the checks it makes after a run: a child that could remove it would escape the check when wrun is killed"
 )
 

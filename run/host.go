@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/wrun-dev/wrun/internal/envlist"
@@ -53,6 +54,11 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		h.Identity.Gids = append(h.Identity.Gids, gids...)
 	}
 	h.Scan = policy.ScanRoots(h.Identity.Uid)
+	goos := s.OS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	h.Roots = policy.SystemRoots(goos)
 	if cache, err := os.UserCacheDir(); err == nil {
 		h.StateDir = filepath.Join(cache, "wrun")
 	}
@@ -90,6 +96,25 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		o.KeepEnv = append(o.KeepEnv, n)
 	}
 	return h, o, nil
+}
+
+// commandPath is the program argv names when it names it by a path
+// (relative ones from the workspace, where the command starts), symbolic
+// links resolved; "" when argv names it by name alone (found on PATH) or
+// it does not exist.
+func commandPath(argv []string, workdir string) string {
+	if len(argv) == 0 || !strings.Contains(argv[0], "/") {
+		return ""
+	}
+	p := argv[0]
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workdir, p)
+	}
+	c, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return c
 }
 
 // canonical makes a path absolute with every symbolic link resolved; the

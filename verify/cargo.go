@@ -3,6 +3,7 @@ package verify
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -304,4 +305,38 @@ func tomlString(doc, table, key string) string {
 func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// ProjectRoots returns the directories above workdir where the build
+// tools find the project workdir is part of: the cargo workspace of a
+// member crate (its manifest must declare [workspace]: a member's own
+// package.workspace, which the repository chooses, names nothing else),
+// and the nearest go.mod and go.work above it, for a workspace that is a
+// subdirectory of a Go module. The tools read their manifests, lock files
+// and configuration there.
+func ProjectRoots(workdir string) []string {
+	var out []string
+	if fileExists(filepath.Join(workdir, "Cargo.toml")) {
+		if root := cargoWorkspaceRoot(workdir); root != workdir && within(workdir, root) {
+			if b, err := os.ReadFile(filepath.Join(root, "Cargo.toml")); err == nil && hasTable(string(b), "workspace") {
+				out = append(out, root)
+			}
+		}
+	}
+	goMod, goWork := fileExists(filepath.Join(workdir, "go.mod")), false
+	for d := filepath.Dir(workdir); ; d = filepath.Dir(d) {
+		if !goMod && fileExists(filepath.Join(d, "go.mod")) {
+			goMod = true
+			out = append(out, d)
+		}
+		if !goWork && fileExists(filepath.Join(d, "go.work")) {
+			goWork = true
+			out = append(out, d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
