@@ -329,7 +329,7 @@ func workspaceRepo(h Host) []Rule {
 	for _, d := range verify.ProjectRoots(h.Workdir) {
 		if !topLevel(d) && !holdsHome(d) {
 			out = append(out, Rule{Path: d, Access: ReadExec, Source: "workspace",
-				Why: "the project the workspace is part of (a cargo workspace, a Go module): its manifests and lock files", Optional: true})
+				Why: "what the build tools read above the workspace (a cargo workspace, a Go module, cargo's configuration files)", Optional: true})
 		}
 	}
 	r, err := verify.FindRepo(h.Workdir)

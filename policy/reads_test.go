@@ -150,7 +150,10 @@ func TestHomeLocatedAsToolsLocateIt(t *testing.T) {
 	for f, want := range map[string]bool{
 		".local/share/cargo/bin/cargo": true, ".local/share/rustup/x": true,
 		".local/bin/tool": true, "bin/tool": true, "sdk/go1.22/bin/go": true, "sdk/go1.22/src/x.go": true,
-		".local/share/secret": false, ".local/state/x": false, ".cargo/config.toml": false, ".pgpass": false,
+		".local/share/secret": false, ".local/state/x": false, ".pgpass": false,
+		// Not CARGO_HOME's, but cargo reads it as the configuration of a
+		// directory above the workspace (and stops at one it cannot read).
+		".cargo/config.toml": true, ".cargo/credentials.toml": false,
 	} {
 		if got := readable(p, filepath.Join(home, f)); got != want {
 			t.Errorf("~/%s: readable %v, want %v", f, got, want)

@@ -307,13 +307,14 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// ProjectRoots returns the directories above workdir where the build
-// tools find the project workdir is part of: the cargo workspace of a
-// member crate (its manifest must declare [workspace]: a member's own
+// ProjectRoots returns what the build tools read above workdir, where they
+// find the project workdir is part of: the cargo workspace of a member
+// crate (its manifest must declare [workspace]: a member's own
 // package.workspace, which the repository chooses, names nothing else),
-// and the nearest go.mod and go.work above it, for a workspace that is a
-// subdirectory of a Go module. The tools read their manifests, lock files
-// and configuration there.
+// the nearest go.mod and go.work above it (a workspace that is a
+// subdirectory of a Go module), and cargo's configuration files in every
+// directory above it (cargo reads them all, and stops at one it cannot
+// read).
 func ProjectRoots(workdir string) []string {
 	var out []string
 	if fileExists(filepath.Join(workdir, "Cargo.toml")) {
@@ -332,6 +333,13 @@ func ProjectRoots(workdir string) []string {
 		if !goWork && fileExists(filepath.Join(d, "go.work")) {
 			goWork = true
 			out = append(out, d)
+		}
+		if fileExists(filepath.Join(d, ".cargo")) {
+			for _, n := range []string{"config.toml", "config"} {
+				if f := filepath.Join(d, ".cargo", n); fileExists(f) {
+					out = append(out, f)
+				}
+			}
 		}
 		if filepath.Dir(d) == d {
 			break
