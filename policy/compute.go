@@ -166,8 +166,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	if g.Files == grant.FilesRead {
 		p.add(Rule{Path: h.Workdir, Access: ReadExec, Source: "grant", Why: "the workspace (files=read)"})
 	}
+	// The repository the workspace lies in, found once: its reads here,
+	// its protections below.
+	repo, _ := verify.FindRepo(h.Workdir)
 	if g.Files != grant.FilesNone {
-		for _, r := range workspaceRepo(h) {
+		for _, r := range workspaceRepo(h, repo) {
 			p.add(r)
 		}
 	}
@@ -283,7 +286,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 
 	var guard verify.Guard
 	var err error
-	if p.Protected, guard, err = protectedPaths(p, h); err != nil {
+	if p.Protected, guard, err = protectedPaths(p, h, repo); err != nil {
 		return nil, err
 	}
 	if guard.Journal != "" || !guard.Empty() {
@@ -321,7 +324,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 // top (go.mod, Cargo.toml, package.json, .gitignore lie there), all
 // read-only. Not what holds a home directory (a dotfiles repository),
 // whose files and history are the home's.
-func workspaceRepo(h Host) []Rule {
+func workspaceRepo(h Host, r *verify.Repo) []Rule {
 	holdsHome := func(dir string) bool {
 		return slices.ContainsFunc(h.homes(), func(home string) bool { return Within(home, dir) })
 	}
@@ -332,8 +335,7 @@ func workspaceRepo(h Host) []Rule {
 				Why: "what the build tools read above the workspace (a cargo workspace, a Go module, cargo's configuration files)", Optional: true})
 		}
 	}
-	r, err := verify.FindRepo(h.Workdir)
-	if err != nil || r == nil || holdsHome(r.WorkTree) || holdsHome(r.CommonDir) {
+	if r == nil || holdsHome(r.WorkTree) || holdsHome(r.CommonDir) {
 		return out
 	}
 	if !r.Bare && r.WorkTree != h.Workdir && !topLevel(r.WorkTree) {

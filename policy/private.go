@@ -227,8 +227,8 @@ func (sc *scan) work() scanResult {
 			class := sc.id.class(fi.uid, fi.gid) // the child's permission bits
 			mine := fi.perm >> class & 0o7
 			other := fi.perm & 0o7
-			full := joinName(dir, e.name)
 			if isDir {
+				full := joinName(dir, e.name)
 				if slices.Contains(sc.roots, full) {
 					continue // another root, searched on its own
 				}
@@ -243,7 +243,7 @@ func (sc *scan) work() scanResult {
 				continue
 			}
 			if class != 0 && mine&0o4 != 0 && other&0o4 == 0 && fi.size > 0 {
-				res.holes = append(res.holes, Hole{Path: full, Withheld: All &^ ReadDir, Why: why(fi)})
+				res.holes = append(res.holes, Hole{Path: joinName(dir, e.name), Withheld: All &^ ReadDir, Why: why(fi)})
 			}
 		}
 		d.close()

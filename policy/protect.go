@@ -182,7 +182,7 @@ func (pt *protector) protectTree(path, why string, mod func(*Protected)) {
 // unwritable, with the reason, and the check to make after the run. It
 // fails when a start-up location is also writable on purpose (a build
 // output on PATH): nothing can be both.
-func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard, error) {
+func protectedPaths(p *Policy, h Host, repo *verify.Repo) ([]Protected, verify.Guard, error) {
 	pt := &protector{seen: map[string]bool{}, named: map[string]bool{}}
 	var roots []string
 	for _, r := range p.Rules {
@@ -204,7 +204,7 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard, error) {
 		pt.guard.ID = filepath.Base(h.TempDir)
 	}
 
-	pt.protectGit(h, roots, p)
+	pt.protectGit(h, roots, p, repo)
 	pt.protectStartup(h)
 	pt.startupCode(h)
 	pt.add(filepath.Join(h.Workdir, ".wrun.toml"), false, whyWrunConfig, nil)
@@ -228,13 +228,13 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard, error) {
 // dir, every submodule's and linked worktree's) the entries of
 // verify.GitDirProtected, and the .git files that name them. What git's ordinary work writes (objects,
 // refs, logs, the index, HEAD, ...) stays writable.
-func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
+func (pt *protector) protectGit(h Host, roots []string, p *Policy, workspace *verify.Repo) {
 	found := verify.FindRepos(roots)
 	if found.Truncated {
 		p.Notes = append(p.Notes, "git: the search for repositories in the writable trees stopped at its bound (depth 8, 20000 directories): repositories beyond it are neither protected nor checked after the run")
 	}
 	repos := found.Repos
-	if r, err := verify.FindRepo(h.Workdir); err == nil && r != nil {
+	if r := workspace; r != nil {
 		repos = append([]*verify.Repo{r}, repos...)
 		if !slices.Contains(found.DotGits, r.DotGit) {
 			pt.guard.Known = append(pt.guard.Known, r.DotGit)
@@ -274,6 +274,14 @@ func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 	for _, r := range repos {
 		if r.DotGitIsFile {
 			pt.add(r.DotGit, false, whyDotGitFile, nil)
+		}
+		if pt.within(r.GitDir) == "" && pt.within(r.CommonDir) == "" && !pt.holdsWritable(r.GitDir) && !pt.holdsWritable(r.CommonDir) {
+			// Nothing of its git dirs is writable (they all lie in the
+			// common dir or are the git dir): none is listed.
+			if hp := r.HooksPath(h.Home); hp != "" {
+				pt.add(hp, true, verify.GitDirProtected[2].Why+" (core.hooksPath)", nil)
+			}
+			continue
 		}
 		for _, gd := range r.GitDirs() {
 			if pt.within(gd) == "" {
