@@ -325,12 +325,13 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 // read-only. Not what holds a home directory (a dotfiles repository),
 // whose files and history are the home's.
 func workspaceRepo(h Host, r *verify.Repo) []Rule {
+	homes := h.homes()
 	holdsHome := func(dir string) bool {
-		return slices.ContainsFunc(h.homes(), func(home string) bool { return Within(home, dir) })
+		return slices.ContainsFunc(homes, func(home string) bool { return Within(home, dir) })
 	}
 	var out []Rule
 	for _, d := range verify.ProjectRoots(h.Workdir) {
-		if !topLevel(d) && !holdsHome(d) {
+		if !shared(d, homes) {
 			out = append(out, Rule{Path: d, Access: ReadExec, Source: "workspace",
 				Why: "what the build tools read above the workspace (a cargo workspace, a Go module, cargo's configuration files)", Optional: true})
 		}
@@ -338,7 +339,7 @@ func workspaceRepo(h Host, r *verify.Repo) []Rule {
 	if r == nil || holdsHome(r.WorkTree) || holdsHome(r.CommonDir) {
 		return out
 	}
-	if !r.Bare && r.WorkTree != h.Workdir && !topLevel(r.WorkTree) {
+	if !r.Bare && r.WorkTree != h.Workdir && !shared(r.WorkTree, homes) {
 		out = append(out, Rule{Path: r.WorkTree, Access: ReadExec, Source: "workspace",
 			Why: "the top of the repository the workspace lies in: its build files and ignore rules", Optional: true})
 	}

@@ -132,7 +132,7 @@ func homePolicy(home string, h Host, have []string) ([]Rule, []Hole) {
 		if path == home || !exists(path) {
 			return // missing: nothing to read
 		}
-		if !Within(path, home) && (inRoots(path, h.Roots) || topLevel(path)) {
+		if !Within(path, home) && (inRoots(path, h.Roots) || shared(path, h.homes())) {
 			// Readable already (a system directory), or a directory of
 			// everyone's (/tmp, /home): a variable naming it opens nothing.
 			return

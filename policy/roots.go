@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -87,11 +88,21 @@ func inRoots(path string, roots []ReadRoot) bool {
 	return false
 }
 
-// topLevel reports whether path is / or a directory directly in it
-// (/tmp, /home, /var, /run): a variable that names one (a toolchain at
-// /tmp) opens nothing by itself, since everything of everyone lies there;
-// --allow-read does.
+// topLevel reports whether path is / or a directory directly in it.
 func topLevel(path string) bool {
 	path = filepath.Clean(path)
 	return path == "/" || !strings.Contains(path[1:], "/")
+}
+
+// everyones are the directories that hold everyone's files: a variable
+// or a repository that names one (GOPATH=/tmp, a git repository at /)
+// opens nothing by itself; --allow-read does. (A project or toolchain at
+// another top-level directory, /go or /app in a container, is read as
+// named.)
+var everyones = []string{"/", "/tmp", "/var", "/var/tmp", "/dev", "/dev/shm", "/home", "/root", "/run", "/srv", "/mnt", "/media", "/boot"}
+
+// shared reports whether path is one of everyones, or holds one of homes.
+func shared(path string, homes []string) bool {
+	path = filepath.Clean(path)
+	return slices.Contains(everyones, path) || slices.ContainsFunc(homes, func(h string) bool { return Within(h, path) })
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/wrun-dev/wrun/grant"
 )
 
-func TestTopLevel(t *testing.T) {
-	for p, want := range map[string]bool{"/": true, "/tmp": true, "/home": true, "/tmp/": true,
-		"/tmp/x": false, "/home/u": false, "/usr/local": false} {
-		if got := topLevel(p); got != want {
-			t.Errorf("topLevel(%q) = %v, want %v", p, got, want)
+func TestShared(t *testing.T) {
+	homes := []string{"/export/home/u"}
+	for p, want := range map[string]bool{"/": true, "/tmp": true, "/home": true, "/tmp/": true, "/var": true, "/export": true, "/export/home": true,
+		"/tmp/x": false, "/home/u": false, "/usr/local": false, "/go": false, "/app": false, "/export/home/u/go": false} {
+		if got := shared(p, homes); got != want {
+			t.Errorf("shared(%q) = %v, want %v", p, got, want)
 		}
 	}
 }
