@@ -268,6 +268,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	for _, r := range homeRules {
 		p.add(r)
 	}
+	p.Hidden = append(p.Hidden, unnamedTop(p.Rules, p.Hidden)...)
 	// A grant of exactly a hidden path opens it: --allow-read, and the
 	// paths the child needs (the temp dir, a file it holds open) when the
 	// search found them private. (A grant inside a hidden path opens just

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,4 +106,36 @@ var everyones = []string{"/", "/tmp", "/var", "/var/tmp", "/dev", "/dev/shm", "/
 func shared(path string, homes []string) bool {
 	path = filepath.Clean(path)
 	return slices.Contains(everyones, path) || slices.ContainsFunc(homes, func(h string) bool { return Within(h, path) })
+}
+
+// whyUnnamed says why a top-level directory no rule names is hidden.
+const whyUnnamed = "no rule names it: the child reads the system's directories, the workspace and its project, its temp dir, the toolchains and PATH, and what --allow-read names"
+
+// unnamedTop returns a hole for each directory directly in / that no
+// readable rule holds (/tmp, /home, /var, /srv, ...): Landlock leaves
+// them unreadable without it, having no rule there, but where a view of
+// the file system is the boundary (no Landlock) the hole is what hides
+// them, and explain and the denials name them. A rule inside one (the
+// temp dir in /tmp, a toolchain in /home) is an explicit grant the hole
+// keeps. One that is a hole already (the home, /dev) is left as it is.
+func unnamedTop(rules []Rule, holes []Hole) []Hole {
+	ents, err := os.ReadDir("/")
+	if err != nil {
+		return nil
+	}
+	var out []Hole
+	for _, e := range ents {
+		if !e.IsDir() { // links (/bin -> usr/bin) lead to where rules are
+			continue
+		}
+		dir := "/" + e.Name()
+		if slices.ContainsFunc(holes, func(h Hole) bool { return h.Path == dir }) ||
+			slices.ContainsFunc(rules, func(r Rule) bool { return r.Access&ReadFile != 0 && Within(dir, r.Path) }) {
+			continue
+		}
+		// Reading withheld, not writing: no rule makes it writable either,
+		// and a refused write there is one --allow-write may open.
+		out = append(out, Hole{Path: dir, Withheld: ReadExec, Why: whyUnnamed})
+	}
+	return out
 }

@@ -200,3 +200,22 @@ func TestTheProjectAroundTheWorkspaceIsReadable(t *testing.T) {
 		}
 	}
 }
+
+func TestUnnamedTopLevelDirectoriesAreHoles(t *testing.T) {
+	holes := unnamedTop([]Rule{{Path: "/usr", Access: ReadExec}, {Path: "/tmp/x", Access: ReadExec}}, []Hole{{Path: "/dev"}})
+	var paths []string
+	for _, h := range holes {
+		paths = append(paths, h.Path)
+		if h.Withheld&ReadFile == 0 {
+			t.Errorf("%s: withholds %v", h.Path, h.Withheld)
+		}
+	}
+	if _, err := os.Stat("/tmp"); err == nil && !slices.Contains(paths, "/tmp") {
+		t.Errorf("/tmp, which only a rule inside names, is no hole: %v", paths)
+	}
+	for _, not := range []string{"/usr", "/dev", "/bin"} {
+		if slices.Contains(paths, not) {
+			t.Errorf("%s is a hole: %v", not, paths)
+		}
+	}
+}
