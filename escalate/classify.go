@@ -119,7 +119,10 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 			if c := a.cacheAt(f.path); writes && c != nil && c.Path != h.Path && policy.Within(c.Path, h.Path) {
 				continue
 			}
-			if !opened && h.Path != a.p.Workdir {
+			// A read is withheld by the hidden path itself (its why is
+			// what the reader needs); a write the grant never opened, by
+			// the missing rule.
+			if !opened && writes && h.Path != a.p.Workdir {
 				f.stays = h.Why
 				break
 			}
@@ -164,6 +167,11 @@ func (a *Analyzer) missingRule(f finding) finding {
 			}
 		}
 		return false
+	}
+	if f.acc&writeRights == 0 && !policy.Within(f.path, a.p.Workdir) {
+		// What the child reads is named (policy's readable roots):
+		// nothing else is.
+		return a.finish(f, "not-readable", "")
 	}
 	if policy.Within(f.path, a.p.Workdir) {
 		switch {

@@ -32,7 +32,14 @@ func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 	add := func(path string, acc policy.Access, src, why string) {
 		p.Rules = append(p.Rules, policy.Rule{Path: path, Access: acc, Source: src, Why: why})
 	}
-	add("/", policy.ReadExec, "grant", "the whole file system is readable")
+	// What is readable is named (policy.SystemRoots and the workspace).
+	for _, r := range []string{"/usr", "/bin", "/etc", "/opt"} {
+		add(r, policy.ReadExec, "system", "the system's programs and configuration")
+	}
+	if g.Files != grant.FilesNone {
+		add(ws, policy.ReadExec, "grant", "the workspace")
+	}
+	add(home+"/.cargo", policy.ReadExec, "home", "cargo")
 	p.Hidden = append(p.Hidden,
 		policy.Hole{Path: "/dev", Withheld: policy.All &^ policy.ReadDir, Why: "device nodes: only the few listed as readable or writable are open to the child"},
 		policy.Hole{Path: "/dev/pts", Withheld: policy.All &^ policy.ReadDir, Why: "other terminals of this user: reading one steals its keystrokes"},

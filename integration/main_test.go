@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	// The tests' programs are on PATH, as the programs a command runs are:
+	// the sandbox reads the directories on PATH and nothing else outside
+	// the system's directories and the workspace (the probe lies in /tmp).
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	bins.features = linux.Probe()
 	code := m.Run()
 	printTally(os.Stdout)

@@ -38,6 +38,8 @@ type scenario struct {
 	// is applied, on the same path.
 	setup func(t *testing.T, dir string) (cwd string, argv []string)
 	env   []string
+	// flags, if set, are wrun flags the command line starts with.
+	flags func(dir string) []string
 	// denial recognises the scenario's denial.
 	rule string
 	path func(dir string) string // the denied path
@@ -317,7 +319,10 @@ func scenarios(t *testing.T) []scenario {
 				gitCmd(t, other, "push", "-q", "origin", "main")
 				return clone, []string{"git", "pull", "-q", "--ff-only", "origin", "main"}
 			},
-			rule: "workspace-read-only", path: nil, // the first write git is refused
+			// The remote, a path outside the workspace, is read only when
+			// named.
+			flags: func(dir string) []string { return []string{"--allow-read", filepath.Join(dir, "remote.git")} },
+			rule:  "workspace-read-only", path: nil, // the first write git is refused
 			first: "files-write", succeeds: true, // not --allow-write .git: see above
 		},
 		{
@@ -393,7 +398,11 @@ func TestScenarios(t *testing.T) {
 			fresh := func() (runOpts, harnessRun) {
 				resetDir(t, dir)
 				cwd, argv := sc.setup(t, dir)
-				return runOpts{dir: cwd, env: sc.env}, harnessRun{grant: sc.grant, argv: argv}
+				var flags []string
+				if sc.flags != nil {
+					flags = sc.flags(dir)
+				}
+				return runOpts{dir: cwd, env: sc.env}, harnessRun{grant: sc.grant, flags: flags, argv: argv}
 			}
 			// Control: without the sandbox the command works, so the
 			// sandbox's refusal is why it fails under it. Not for what

@@ -501,7 +501,9 @@ func TestVerifyGitFetchAndMergeTree(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := repoState(t, c.gitDir, cloneGit)
-			r := wrun(t, runOpts{dir: c.dir}, "--grant", c.grant, "--", "git", "fetch", c.remote)
+			// A remote by path is read like any file outside the
+			// workspace: only when named.
+			r := wrun(t, runOpts{dir: c.dir}, "--grant", c.grant, "--allow-read", f.remote, "--", "git", "fetch", c.remote)
 			if r.code != 0 {
 				t.Fatalf("git fetch %s: %s", c.remote, r)
 			}
@@ -682,7 +684,7 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	// of the command and in no process group of the run.
 	sh := "git fetch -q local || exit 1; (setsid " + strings.Join(bg, " ") + " </dev/null >/dev/null 2>&1 &); " +
 		"sleep 0.2; echo started; exec " + strings.Join(fg, " ")
-	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--", "sh", "-c", sh)
+	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--allow-read", f.remote, "--", "sh", "-c", sh)
 	cmd.Dir = f.clone
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -806,7 +808,7 @@ r=$TMPDIR/suite; git init -q $r; cd $r
 echo a > a; git add a; git -c user.name=t -c user.email=t@e commit -qm a
 git rev-parse HEAD
 git cat-file -e HEAD:a`
-	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", sh)
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--allow-read", fixture, "--", "sh", "-c", sh)
 	lines := strings.Fields(r.stdout)
 	if r.code != 0 || len(lines) != 2 || lines[0] != fixtureHead {
 		t.Fatalf("git in other repositories under verify: %s", r)

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/wrun-dev/wrun/grant"
@@ -20,7 +21,7 @@ func stepHost(b *testing.B, scan bool) Host {
 	}
 	home, _ := os.UserHomeDir()
 	h := Host{Workdir: wd, Home: home, Env: os.Environ(), TempDir: b.TempDir(),
-		Identity: Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}}
+		Identity: Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}, Roots: SystemRoots(runtime.GOOS)}
 	if scan {
 		h.Scan = ScanRoots(h.Identity.Uid)
 	}

@@ -44,6 +44,13 @@ type Host struct {
 	Stdio [3]string
 	// Sandbox names the enforcement ("landlock"); exported as WRUN_SANDBOX.
 	Sandbox string
+	// Roots are the system's directories the child reads (SystemRoots);
+	// nil reads none of them.
+	Roots []ReadRoot
+	// Program is the command wrun runs when it was named by a path
+	// (absolute, or relative to the workspace), "" otherwise: it is
+	// readable and executable wherever it lies.
+	Program string
 	// Identity is who the child runs as; Scan lists the trees searched
 	// for files that only this identity may read (ScanRoots), which are
 	// hidden. A nil Scan searches nothing.
@@ -102,8 +109,10 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.IPC.UnixSockets = slices.Clone(o.AllowUnix)
 	}
 
-	// Reads: everything, then holes.
-	p.add(Rule{Path: "/", Access: ReadExec, Source: "grant", Why: "the whole file system is readable, except the hidden paths below"})
+	// Reads: what is named (roots.go), then holes inside it.
+	for _, r := range h.Roots {
+		p.add(Rule{Path: r.Path, Access: ReadExec, Source: "system", Why: r.Why, Optional: r.Path != "/"})
+	}
 	p.Hidden = append(p.Hidden, Hole{Path: "/dev", Withheld: All &^ ReadDir,
 		Why: "device nodes: only the few listed as readable or writable are open to the child"})
 	p.Hidden = append(p.Hidden, Hole{Path: "/dev/pts", Withheld: All &^ ReadDir,
@@ -135,6 +144,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	if h.TempDir != "" {
 		granted = append(granted, h.TempDir)
 	}
+	if h.Program != "" {
+		if fi, err := os.Stat(h.Program); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && !inRoots(h.Program, h.Roots) {
+			p.add(Rule{Path: h.Program, Access: ReadExec, Source: "command", Why: "the command wrun was asked to run", Optional: true})
+		}
+	}
 	var homeRules []Rule // added last: a rule already on the path keeps its source
 	for _, home := range h.homes() {
 		rules, holes := homePolicy(home, h, granted)
@@ -152,6 +166,14 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	if g.Files == grant.FilesRead {
 		p.add(Rule{Path: h.Workdir, Access: ReadExec, Source: "grant", Why: "the workspace (files=read)"})
 	}
+	// The repository the workspace lies in, found once: its reads here,
+	// its protections below.
+	repo, _ := verify.FindRepo(h.Workdir)
+	if g.Files != grant.FilesNone {
+		for _, r := range workspaceRepo(h, repo) {
+			p.add(r)
+		}
+	}
 	for _, r := range h.Records {
 		if filepath.IsAbs(r) && filepath.Clean(r) != "/" {
 			// Listing stays, as in every hidden directory: withholding it
@@ -165,12 +187,16 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			p.Hidden = append(p.Hidden, Hole{Path: filepath.Clean(r), Withheld: All &^ ReadDir, Why: "hidden by the user's config (defaults.hide)"})
 		}
 	}
+	// Other runs' private temp dirs lie beside this run's: only its own
+	// is readable (it has a rule of its own inside the hole).
+	if root := verify.TempRoot(h.TempDir); root != "" {
+		p.Hidden = append(p.Hidden, Hole{Path: root, Withheld: All &^ ReadDir, Why: whyTempRoot})
+	}
 	p.Hidden = resolveHoles(p.Hidden)
 	// Files only the child's identity may read, found by their modes.
 	if len(h.Scan) > 0 {
-		holes, _, notes := privateHoles(h.Scan, h.Identity, ScanBudget)
+		holes, _ := privateHoles(h.Scan, h.Identity)
 		p.Hidden = append(p.Hidden, holes...)
-		p.Notes = append(p.Notes, notes...)
 	}
 	if g.Files == grant.FilesNone {
 		p.Hidden = append(p.Hidden, Hole{Path: h.Workdir, Withheld: All, Why: "the workspace (files=none)"})
@@ -242,6 +268,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	for _, r := range homeRules {
 		p.add(r)
 	}
+	p.Hidden = append(p.Hidden, unnamedTop(p.Rules, p.Hidden)...)
 	// A grant of exactly a hidden path opens it: --allow-read, and the
 	// paths the child needs (the temp dir, a file it holds open) when the
 	// search found them private. (A grant inside a hidden path opens just
@@ -259,7 +286,10 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	})
 
 	var guard verify.Guard
-	p.Protected, guard = protectedPaths(p, h)
+	var err error
+	if p.Protected, guard, err = protectedPaths(p, h, repo); err != nil {
+		return nil, err
+	}
 	if guard.Journal != "" || !guard.Empty() {
 		gd := &guard
 		p.Prepare = append(p.Prepare, verify.Step{Kind: verify.StepGuardOpen, Dir: guard.Journal, Guard: gd,
@@ -285,6 +315,47 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		p.Notes = append(p.Notes, "names inside hidden directories (the home directory among them) can be listed; their contents cannot be read")
 	}
 	return p, nil
+}
+
+// workspaceRepo returns the rules that let git and the build tools work
+// in a workspace that is part of a larger project: the roots the build
+// tools find above it (verify.ProjectRoots), the repository's git
+// directories (a linked worktree's and a submodule's lie elsewhere) and,
+// for a workspace below the top of its repository's working tree, that
+// top (go.mod, Cargo.toml, package.json, .gitignore lie there), all
+// read-only. Not what holds a home directory (a dotfiles repository),
+// whose files and history are the home's.
+func workspaceRepo(h Host, r *verify.Repo) []Rule {
+	homes := h.homes()
+	holdsHome := func(dir string) bool {
+		return slices.ContainsFunc(homes, func(home string) bool { return Within(home, dir) })
+	}
+	var out []Rule
+	for _, d := range verify.ProjectRoots(h.Workdir) {
+		if !shared(d, homes) {
+			out = append(out, Rule{Path: d, Access: ReadExec, Source: "workspace",
+				Why: "what the build tools read above the workspace (a cargo workspace, a Go module, cargo's configuration files)", Optional: true})
+		}
+	}
+	if r == nil || holdsHome(r.WorkTree) || holdsHome(r.CommonDir) {
+		return out
+	}
+	if !r.Bare && r.WorkTree != h.Workdir && !shared(r.WorkTree, homes) {
+		out = append(out, Rule{Path: r.WorkTree, Access: ReadExec, Source: "workspace",
+			Why: "the top of the repository the workspace lies in: its build files and ignore rules", Optional: true})
+	}
+	if r.DotGitIsFile && r.Answers() != nil {
+		// The .git file is the workspace's own content: a git dir it
+		// names is read only when it names it back (a linked worktree's,
+		// a submodule's).
+		return out
+	}
+	for _, d := range slices.Compact([]string{r.GitDir, r.CommonDir}) {
+		if !Within(d, h.Workdir) {
+			out = append(out, Rule{Path: d, Access: ReadExec, Source: "workspace", Why: "the git directory of the workspace's repository", Optional: true})
+		}
+	}
+	return out
 }
 
 // VerifyInput is what verify mode's scope depends on, for grant g on host

@@ -13,7 +13,10 @@ import (
 // The home directory holds the user's secrets under names no list keeps up
 // with (database passwords, cloud CLI tokens, shell history, ...), so it is
 // hidden whole, and the child gets back only what builds and toolchains
-// need to read: the places below, each located as its tool locates it.
+// need to read: the places below, each located as its tool locates it,
+// and the directories on PATH. Outside the home these get rules of their
+// own too (a GOPATH in /srv, a toolchain on PATH in /work), wherever the
+// system's readable directories do not already hold them.
 
 // homeRead is one place in the home directory the child may read.
 type homeRead struct {
@@ -126,8 +129,13 @@ func homePolicy(home string, h Host, have []string) ([]Rule, []Hole) {
 	var holes []Hole
 	allow := func(path, why string) {
 		path = filepath.Clean(path)
-		if !Within(path, home) || path == home || !exists(path) {
-			return // outside the home: readable anyway; missing: nothing to read
+		if path == home || !exists(path) {
+			return // missing: nothing to read
+		}
+		if !Within(path, home) && (inRoots(path, h.Roots) || shared(path, h.homes())) {
+			// Readable already (a system directory), or a directory of
+			// everyone's (/tmp, /home): a variable naming it opens nothing.
+			return
 		}
 		rules = append(rules, Rule{Path: path, Access: ReadExec, Source: "home", Why: why, Optional: true})
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -22,15 +21,9 @@ import (
 // others; a directory others may not list or enter. Empty files are left
 // alone (nothing to read, and the child cannot write them).
 
-// ScanRoot is a tree searched for such files.
+// ScanRoot is a tree searched, completely, for such files.
 type ScanRoot struct {
 	Path string
-	// Depth is how many levels below Path are searched: 1 searches Path's
-	// entries only; 0 has no limit.
-	Depth int
-	// FilesOnly leaves directories alone (temporary directories, where
-	// programs hand each other files in directories of their own).
-	FilesOnly bool
 }
 
 // Identity is who the child runs as, for the file permission checks.
@@ -39,31 +32,21 @@ type Identity struct {
 	Gids []int
 }
 
-// ScanRoots returns the trees searched for a child running as uid: as
-// root, the system's configuration and state (/etc, /var, /run, /srv,
-// /boot); as anyone, the shared temporary directories, where the files
-// found are the user's own (a Kerberos ticket cache in /tmp, mail).
+// ScanRoots returns the trees searched for a child running as uid. As
+// root, /etc, completely: it is the one system directory the child reads
+// where private files live by design (/etc/shadow, ssh host keys, TLS
+// private keys, stored network secrets), and a root child reads every
+// file root owns whatever its mode. Nothing else is searched: the other
+// readable system directories are assumed to hold nothing private
+// (roots.go), and nothing outside them is readable at all. Another user's
+// child reads in /etc only what that user may read anyway; a file of /etc
+// readable through one of the user's groups (ssl-cert, shadow) stays so.
 func ScanRoots(uid int) []ScanRoot {
-	common := []ScanRoot{
-		{Path: "/tmp", Depth: 1, FilesOnly: true},
-		{Path: "/var/tmp", Depth: 1, FilesOnly: true},
-		{Path: "/dev/shm", Depth: 1, FilesOnly: true},
-	}
 	if uid != 0 {
-		return append(common, ScanRoot{Path: "/var/mail", Depth: 1}, ScanRoot{Path: "/run/user", Depth: 1})
+		return nil
 	}
-	// /var is searched three levels deep (/var/lib/X/Y, /var/cache/X/Y):
-	// below that lie package databases and caches by the thousand, and
-	// the search runs at every launch.
-	return append(common,
-		ScanRoot{Path: "/etc"}, ScanRoot{Path: "/var", Depth: 3}, ScanRoot{Path: "/run"},
-		ScanRoot{Path: "/srv", Depth: 3}, ScanRoot{Path: "/boot", Depth: 2})
+	return []ScanRoot{{Path: "/etc"}}
 }
-
-// ScanBudget bounds the entries one plan examines (the scan runs at every
-// launch). When it runs out, the directories not yet searched are hidden
-// whole (fail closed), and a note says so.
-var ScanBudget = 20000
 
 // entryKind is what a directory entry is, as far as the search cares.
 type entryKind uint8
@@ -93,97 +76,110 @@ type scanDir interface {
 type ScanStats struct {
 	Entries, Dirs int
 	Elapsed       time.Duration
-	Exhausted     bool
 }
 
-// privateHoles finds, in roots, what id may read and other users may not.
-// The roots are searched at once, each by a goroutine of its own (the
-// search runs at every launch, while the stage waits for the plan, and a
-// second core is usually idle then); their holes come in the order of
-// the roots, each root's in its search's order. budget bounds the entries
-// examined in all roots together: where it runs out, the directories not
-// yet searched are hidden whole, and the roots are searched again one
-// after another, so that where it ran out does not depend on timing.
-func privateHoles(roots []ScanRoot, id Identity, budget int) ([]Hole, ScanStats, []string) {
+// scanWorkers is how many goroutines search at once: the search is one
+// fstatat per entry, system calls that a second core runs as fast, and it
+// runs at every launch of root's.
+const scanWorkers = 2
+
+// privateHoles finds, in roots, what id may read and other users may not,
+// searching each completely (no bound: what is hidden must not depend on
+// where a search stopped). The directories are shared out among
+// scanWorkers goroutines; the holes come sorted by path.
+func privateHoles(roots []ScanRoot, id Identity) ([]Hole, ScanStats) {
 	start := time.Now()
-	var st ScanStats
-	var holes []Hole
-	var notes []string
-	// A root inside another is searched on its own terms (/var/tmp in /var).
-	var real []ScanRoot
+	sc := &scan{id: id}
+	sc.more = sync.NewCond(&sc.mu)
 	for _, r := range roots {
 		p, err := filepath.EvalSymlinks(r.Path)
-		if err != nil {
+		if err != nil || slices.Contains(sc.roots, p) {
 			continue
 		}
-		r.Path = p
-		real = append(real, r)
+		sc.roots = append(sc.roots, p)
 	}
-	results := make([]rootScan, len(real))
-	var used atomic.Int64
+	for _, r := range sc.roots {
+		sc.push(r)
+	}
 	var wg sync.WaitGroup
-	for ri, r := range real {
-		if ri > 0 && slices.ContainsFunc(real[:ri], func(o ScanRoot) bool { return o.Path == r.Path }) {
-			continue
-		}
+	results := make([]scanResult, scanWorkers)
+	for w := range scanWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[ri] = scanRoot(real, ri, id, &used, int64(budget))
+			results[w] = sc.work()
 		}()
 	}
 	wg.Wait()
-	if slices.ContainsFunc(results, func(r rootScan) bool { return r.exhausted }) {
-		// Where the budget ran out depended on how the searches
-		// interleaved: search again one root after another, so that the
-		// same machine always gives the same holes.
-		used.Store(0)
-		for ri := range real {
-			if results[ri].entries == 0 && results[ri].dirs == 0 && !results[ri].exhausted {
-				continue // a duplicate root (or one that cannot be listed)
-			}
-			results[ri] = scanRoot(real, ri, id, &used, int64(budget))
-		}
-	}
+	var st ScanStats
+	var holes []Hole
 	for _, r := range results {
 		holes = append(holes, r.holes...)
 		st.Entries += r.entries
 		st.Dirs += r.dirs
-		st.Exhausted = st.Exhausted || r.exhausted
 	}
-	if st.Exhausted {
-		notes = append(notes, fmt.Sprintf("the search for files no other user may read stopped after %d entries: the directories it did not reach are hidden whole", budget))
-	}
+	slices.SortFunc(holes, func(a, b Hole) int { return strings.Compare(a.Path, b.Path) })
 	st.Elapsed = time.Since(start)
-	return holes, st, notes
+	return holes, st
 }
 
-// rootScan is what the search of one root found.
-type rootScan struct {
+// scan is one search: the directories still to list, shared by the
+// workers.
+type scan struct {
+	id      Identity
+	roots   []string
+	mu      sync.Mutex
+	more    *sync.Cond
+	queue   []string
+	pending int // directories queued or being listed
+}
+
+// scanResult is what one worker found.
+type scanResult struct {
 	holes         []Hole
 	entries, dirs int
-	exhausted     bool
 }
 
-// scanRoot searches roots[ri] breadth first, counting the entries it
-// examines in used, and stops where used reaches budget.
-func scanRoot(roots []ScanRoot, ri int, id Identity, used *atomic.Int64, budget int64) rootScan {
-	r := roots[ri]
-	var res rootScan
-	// Another root met in the search is left to its own (dirs only: a
-	// root is a directory).
-	isRoot := func(p string) bool {
-		for i, o := range roots {
-			if i != ri && o.Path == p {
-				return true
-			}
-		}
-		return false
+func (sc *scan) push(dir string) {
+	sc.mu.Lock()
+	sc.queue = append(sc.queue, dir)
+	sc.pending++
+	sc.mu.Unlock()
+	sc.more.Signal()
+}
+
+// pop takes a directory to list; false when the search is over.
+func (sc *scan) pop() (string, bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for len(sc.queue) == 0 && sc.pending > 0 {
+		sc.more.Wait()
 	}
-	type item struct {
-		path  string
-		depth int
+	if len(sc.queue) == 0 {
+		return "", false
 	}
+	dir := sc.queue[len(sc.queue)-1]
+	sc.queue = sc.queue[:len(sc.queue)-1]
+	return dir, true
+}
+
+func (sc *scan) finished() {
+	sc.mu.Lock()
+	sc.pending--
+	done := sc.pending == 0
+	sc.mu.Unlock()
+	if done {
+		sc.more.Broadcast()
+	}
+}
+
+// work lists directories until none is left, judging each entry by its
+// mode: a file whose owner class (the child is its owner) or group class
+// (one of the child's groups) may read it while others may not, and a
+// directory others may not list or enter, are holes; other directories
+// the child may enter are searched in turn.
+func (sc *scan) work() scanResult {
+	var res scanResult
 	why := func(fi fileStat) string {
 		return fmt.Sprintf("no other user may read it (mode %#o): only its owner or group can, and the child runs as them", fi.perm)
 	}
@@ -191,24 +187,19 @@ func scanRoot(roots []ScanRoot, ri int, id Identity, used *atomic.Int64, budget 
 	// every directory: the search allocates little.
 	buf := make([]byte, 32<<10)
 	var ents []scanEntry
-	queue := []item{{r.Path, 0}}
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		if used.Load() >= budget {
-			res.exhausted = true
-			res.holes = append(res.holes, Hole{Path: it.path, Withheld: All &^ ReadDir,
-				Why: "not searched for files no other user may read (the search's budget ran out)"})
-			continue
+	for {
+		dir, ok := sc.pop()
+		if !ok {
+			return res
 		}
-		d, list, err := listDir(it.path, buf, ents)
+		d, list, err := listDir(dir, buf, ents)
 		if err != nil {
+			sc.finished()
 			continue
 		}
 		ents = list
 		res.dirs++
 		res.entries += len(ents)
-		used.Add(int64(len(ents)))
 		for _, e := range ents {
 			var fi fileStat
 			statted := false
@@ -219,15 +210,8 @@ func scanRoot(roots []ScanRoot, ri int, id Identity, used *atomic.Int64, budget 
 				}
 				e.kind = fi.kind
 			}
-			if e.kind == kindSymlink {
-				continue // the target is judged where it lies
-			}
-			isDir := e.kind == kindDir
-			if isDir && r.FilesOnly {
-				continue
-			}
-			if !isDir && e.kind != kindRegular {
-				continue // devices, sockets, FIFOs: nothing stored to read
+			if e.kind != kindDir && e.kind != kindRegular {
+				continue // links are judged where they lead; devices, sockets, FIFOs store nothing
 			}
 			if !statted {
 				var ok bool
@@ -235,39 +219,36 @@ func scanRoot(roots []ScanRoot, ri int, id Identity, used *atomic.Int64, budget 
 					continue
 				}
 			}
-			if fi.kind != e.kind {
-				// Replaced since it was listed: judged by what it is now.
-				isDir = fi.kind == kindDir
-				if isDir && r.FilesOnly || !isDir && fi.kind != kindRegular {
-					continue
-				}
+			// Replaced since it was listed: judged by what it is now.
+			isDir := fi.kind == kindDir
+			if !isDir && fi.kind != kindRegular {
+				continue
 			}
-			perm := fi.perm
-			class := id.class(fi.uid, fi.gid) // the child's permission bits
-			mine := perm >> class & 0o7
-			other := perm & 0o7
+			class := sc.id.class(fi.uid, fi.gid) // the child's permission bits
+			mine := fi.perm >> class & 0o7
+			other := fi.perm & 0o7
 			if isDir {
-				full := joinName(it.path, e.name)
-				if isRoot(full) {
-					continue
+				full := joinName(dir, e.name)
+				if slices.Contains(sc.roots, full) {
+					continue // another root, searched on its own
 				}
 				// Others cannot list or enter it, the child can.
 				if class != 0 && mine&0o5 != 0 && other&0o5 != 0o5 {
 					res.holes = append(res.holes, Hole{Path: full, Withheld: All &^ ReadDir, Why: why(fi)})
 					continue
 				}
-				if mine&0o1 != 0 && (r.Depth == 0 || it.depth+1 < r.Depth) {
-					queue = append(queue, item{full, it.depth + 1})
+				if mine&0o1 != 0 {
+					sc.push(full)
 				}
 				continue
 			}
 			if class != 0 && mine&0o4 != 0 && other&0o4 == 0 && fi.size > 0 {
-				res.holes = append(res.holes, Hole{Path: joinName(it.path, e.name), Withheld: All &^ ReadDir, Why: why(fi)})
+				res.holes = append(res.holes, Hole{Path: joinName(dir, e.name), Withheld: All &^ ReadDir, Why: why(fi)})
 			}
 		}
 		d.close()
+		sc.finished()
 	}
-	return res
 }
 
 // joinName is filepath.Join for a clean directory and one name, without

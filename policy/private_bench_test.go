@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/wrun-dev/wrun/grant"
@@ -23,7 +24,7 @@ func BenchmarkScanRoots(b *testing.B) {
 			var n int
 			for b.Loop() {
 				var holes []Hole
-				holes, st, _ = privateHoles(roots, id, ScanBudget)
+				holes, st = privateHoles(roots, id)
 				n = len(holes)
 			}
 			b.ReportMetric(float64(st.Entries), "entries")
@@ -48,7 +49,7 @@ func BenchmarkComputeCarveInspect(b *testing.B) {
 			home, _ := os.UserHomeDir()
 			g, _ := grant.Parse("inspect")
 			h := Host{Workdir: wd, Home: home, Env: os.Environ(), TempDir: b.TempDir(),
-				Identity: Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}}
+				Identity: Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}, Roots: SystemRoots(runtime.GOOS)}
 			if scan {
 				h.Scan = ScanRoots(h.Identity.Uid)
 			}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 // Why each kind of path is protected: the attack it stops.
 const (
 	whyGitDir     = "the repository directory itself: renaming or replacing it would swap in a config and hooks of the child's choosing"
+	whyEnvGitDir  = "the git directory the environment names: git takes its config and hooks from there at the next unsandboxed command, so the child must not make one there"
 	whyDotGitFile = "the .git file of a linked worktree or submodule: rewriting it would point git at a repository of the child's choosing"
 	whyRC         = "start-up file of a shell, editor, tool or session: it runs code at the next unsandboxed start"
 	whyHomeDot    = "a dot file or directory of the home directory: programs load their configuration (and with it code: shell rc files, editor plugins, tool settings that name programs) from there at their next unsandboxed start"
@@ -20,6 +22,7 @@ const (
 	whyPathDir    = "a directory on PATH: a program planted there runs instead of the one the user means at the next unsandboxed command"
 	whyWrunConfig = "wrun's own config: a child must not choose the grant of later runs"
 	whyRecords    = "wrun's records of runs (receipts, the roster of live runs): the user's, not the child's"
+	whyTempRoot   = "the private temp dirs of other runs of this user: each run reads its own only"
 	whyJournal    = "wrun's record of the checks it makes after a run: a child that could remove it would escape the check when wrun is killed"
 )
 
@@ -109,10 +112,15 @@ const whyGitListed = "git directories of submodules and linked worktrees: one th
 // after the run.
 type protector struct {
 	writable []string // rules the child may create entries in
+	rules    []Rule   // those rules
 	out      []Protected
 	seen     map[string]bool
+	named    map[string]bool // directories whose names codeNames guards
 	guard    verify.Guard
 	keepHome []string
+	// conflicts are start-up locations the grant also makes writable on
+	// purpose: the run is refused, naming each.
+	conflicts []string
 }
 
 func (pt *protector) within(path string) string {
@@ -185,15 +193,18 @@ func (pt *protector) protectTree(path, why string, mod func(*Protected)) {
 }
 
 // protectedPaths lists the paths inside writable rules that must stay
-// unwritable, with the reason, and the check to make after the run.
-func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
-	pt := &protector{seen: map[string]bool{}}
+// unwritable, with the reason, and the check to make after the run. It
+// fails when a start-up location is also writable on purpose (a build
+// output on PATH): nothing can be both.
+func protectedPaths(p *Policy, h Host, repo *verify.Repo) ([]Protected, verify.Guard, error) {
+	pt := &protector{seen: map[string]bool{}, named: map[string]bool{}}
 	var roots []string
 	for _, r := range p.Rules {
 		if r.Access&(MakeReg|MakeDir) == 0 {
 			continue
 		}
 		pt.writable = append(pt.writable, r.Path)
+		pt.rules = append(pt.rules, r)
 		// Repositories are searched for in the trees the user made
 		// writable (the workspace, --allow-write), not in caches, the
 		// private temp dir or git plumbing.
@@ -207,31 +218,37 @@ func protectedPaths(p *Policy, h Host) ([]Protected, verify.Guard) {
 		pt.guard.ID = filepath.Base(h.TempDir)
 	}
 
-	pt.protectGit(h, roots, p)
+	pt.protectGit(h, roots, p, repo)
 	pt.protectStartup(h)
 	pt.protectWrunConfig(h.Workdir)
+	pt.startupCode(h)
+	if len(pt.conflicts) > 0 {
+		return nil, verify.Guard{}, fmt.Errorf("refusing to run: %s; take it out of that variable for this run, or use a grant that does not write it", strings.Join(pt.conflicts, "; "))
+	}
 
 	for _, pr := range pt.out {
 		if !pr.Exists && pr.Create == CreateNone {
 			pt.guard.Absent = append(pt.guard.Absent, pr.Path)
 		}
 	}
-	return pt.out, pt.guard
+	return pt.out, pt.guard, nil
 }
 
 // protectGit protects, in every repository a writable tree holds or the
-// workspace lies in, what git reads that can make it run a program: in
-// each git directory (the repository's, its common dir, every submodule's
-// and linked worktree's) the entries of verify.GitDirProtected, and the
-// .git files that name them. What git's ordinary work writes (objects,
+// workspace lies in, found as git finds one (a .git entry, or a directory
+// git takes for a git directory whatever its name: a bare repository, a
+// separate git dir, the one GIT_DIR names), what git reads that can make
+// it run a program: in each git directory (the repository's, its common
+// dir, every submodule's and linked worktree's) the entries of
+// verify.GitDirProtected, and the .git files that name them. What git's ordinary work writes (objects,
 // refs, logs, the index, HEAD, ...) stays writable.
-func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
+func (pt *protector) protectGit(h Host, roots []string, p *Policy, workspace *verify.Repo) {
 	found := verify.FindRepos(roots)
 	if found.Truncated {
 		p.Notes = append(p.Notes, "git: the search for repositories in the writable trees stopped at its bound (depth 8, 20000 directories): repositories beyond it are neither protected nor checked after the run")
 	}
 	repos := found.Repos
-	if r, err := verify.FindRepo(h.Workdir); err == nil && r != nil {
+	if r := workspace; r != nil {
 		repos = append([]*verify.Repo{r}, repos...)
 		if !slices.Contains(found.DotGits, r.DotGit) {
 			pt.guard.Known = append(pt.guard.Known, r.DotGit)
@@ -241,9 +258,44 @@ func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 	if len(roots) > 0 {
 		pt.guard.Roots = roots
 	}
+	// The git directories the user's environment names: git works there
+	// at the next unsandboxed command, wherever the working directory is.
+	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR"} {
+		gd, _ := envlist.Lookup(h.Env, v)
+		if gd == "" {
+			continue
+		}
+		gd = absFrom(h.Workdir, gd)
+		if pt.within(gd) == "" {
+			continue
+		}
+		if verify.IsGitDir(gd) || v == "GIT_COMMON_DIR" && exists(filepath.Join(gd, "config")) {
+			if r, err := verify.BareRepo(gd); err == nil {
+				repos = append(repos, r)
+				continue
+			}
+		}
+		// Not (yet) a git directory: the child must not make it one.
+		if !exists(gd) {
+			pt.add(gd, true, whyEnvGitDir+" ($"+v+")", nil)
+			continue
+		}
+		pt.add(filepath.Join(gd, "HEAD"), false, whyEnvGitDir+" ($"+v+")", nil)
+		for _, e := range verify.GitDirProtected {
+			pt.add(filepath.Join(gd, e.Name), e.Dir, e.Why+" ($"+v+")", nil)
+		}
+	}
 	for _, r := range repos {
 		if r.DotGitIsFile {
 			pt.add(r.DotGit, false, whyDotGitFile, nil)
+		}
+		if pt.within(r.GitDir) == "" && pt.within(r.CommonDir) == "" && !pt.holdsWritable(r.GitDir) && !pt.holdsWritable(r.CommonDir) {
+			// Nothing of its git dirs is writable (they all lie in the
+			// common dir or are the git dir): none is listed.
+			if hp := r.HooksPath(h.Home); hp != "" {
+				pt.add(hp, true, verify.GitDirProtected[2].Why+" (core.hooksPath)", nil)
+			}
+			continue
 		}
 		for _, gd := range r.GitDirs() {
 			if pt.within(gd) == "" {
@@ -271,7 +323,9 @@ func (pt *protector) protectGit(h Host, roots []string, p *Policy) {
 		if hp := r.HooksPath(h.Home); hp != "" {
 			pt.add(hp, true, verify.GitDirProtected[2].Why+" (core.hooksPath)", nil)
 		}
-		pt.protectWrunConfig(r.WorkTree)
+		if !r.Bare {
+			pt.protectWrunConfig(r.WorkTree)
+		}
 	}
 }
 
@@ -284,13 +338,22 @@ func (pt *protector) protectWrunConfig(dir string) {
 	}
 }
 
+// absFrom makes p absolute from dir.
+func absFrom(dir, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
 // protectStartup protects what programs load when they start, wherever a
 // writable rule reaches it: every dot entry of the home directory (not
 // only the files of known programs: the convention is that a dot entry of
 // the home directory is some program's configuration or state), .config
 // and .local whole (created when missing), the locations variables such
-// as XDG_CONFIG_HOME, ZDOTDIR, PYTHONUSERBASE or GIT_CONFIG_GLOBAL name,
-// and the directories on PATH. A dot entry of the home directory that
+// as XDG_CONFIG_HOME, ZDOTDIR, PYTHONUSERBASE or GIT_CONFIG_GLOBAL name
+// (the directories on PATH and other code loaded at every start:
+// startupCode). A dot entry of the home directory that
 // appears during the run is removed after it. What a grant makes writable
 // on purpose (the caches of shell=full, the workspace) stays writable.
 func (pt *protector) protectStartup(h Host) {
@@ -367,11 +430,5 @@ func (pt *protector) protectStartup(h Host) {
 	}
 	if j := pt.guard.Journal; j != "" && !slices.ContainsFunc(pt.out, func(pr Protected) bool { return pr.Dir && Within(j, pr.Path) }) {
 		pt.add(filepath.Dir(j), true, whyJournal, func(pr *Protected) { pr.Create = CreateDir })
-	}
-	path, _ := envlist.Lookup(h.Env, "PATH")
-	for _, d := range filepath.SplitList(path) {
-		if filepath.IsAbs(d) && exists(d) {
-			pt.protectTree(d, whyPathDir, nil)
-		}
 	}
 }

@@ -150,3 +150,74 @@ func TestProtectedPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectedGitDirsWhateverTheirName: a bare repository in a writable
+// tree, a separate git dir and the git directory GIT_DIR names are
+// protected as a .git is (config, hooks, info, commondir, ...), and
+// GIT_DIR naming a directory that is not (yet) a git directory keeps the
+// child from making it one.
+func TestProtectedGitDirsWhateverTheirName(t *testing.T) {
+	home := protectFixture(t)
+	src := filepath.Join(home, "src")
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(src, "init", "-q", "--bare", "origin.git")
+	os.MkdirAll(filepath.Join(src, "meta"), 0o755)
+	git(src, "init", "-q", "--separate-git-dir="+filepath.Join(src, "meta", "c-git"), filepath.Join(home, "c"))
+	os.MkdirAll(filepath.Join(src, "plain"), 0o755)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want []string
+		not  []string
+	}{
+		{name: "bare and separate", want: []string{
+			src + "/origin.git", src + "/origin.git/config", src + "/origin.git/hooks", src + "/origin.git/info",
+			src + "/origin.git/commondir", src + "/origin.git/worktrees",
+			src + "/meta/c-git", src + "/meta/c-git/config", src + "/meta/c-git/hooks"},
+			not: []string{src + "/origin.git/objects", src + "/origin.git/refs", src + "/origin.git/HEAD", src + "/origin.git/.wrun.toml"}},
+		{name: "GIT_DIR names a git dir", env: []string{"GIT_DIR=" + src + "/a/.git"},
+			want: []string{src + "/a/.git/config", src + "/a/.git/hooks"}},
+		{name: "GIT_DIR names a plain directory", env: []string{"GIT_DIR=plain"},
+			want: []string{src + "/plain/HEAD", src + "/plain/config", src + "/plain/hooks"},
+			not:  []string{src + "/plain"}},
+		{name: "GIT_DIR names nothing yet", env: []string{"GIT_DIR=" + src + "/new.git"},
+			want: []string{src + "/new.git"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append([]string{"HOME=" + home, "PATH=/usr/bin:/bin"}, tc.env...)
+			g, err := grant.Parse("write")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Compute(g, Host{Workdir: src, Home: home, Env: env, TempDir: t.TempDir()}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]Protected{}
+			for _, pr := range p.Protected {
+				got[pr.Path] = pr
+			}
+			for _, w := range tc.want {
+				if _, ok := got[w]; !ok {
+					t.Errorf("%s is not protected", w)
+				}
+			}
+			for _, n := range tc.not {
+				if _, ok := got[n]; ok {
+					t.Errorf("%s should not be protected", n)
+				}
+			}
+			if pr := got[src+"/origin.git"]; !pr.Pin {
+				t.Errorf("the bare repository is not pinned: %+v", pr)
+			}
+		})
+	}
+}

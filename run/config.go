@@ -42,6 +42,10 @@ type Spec struct {
 	BestEffort bool
 	// Env is the invoking environment; nil means os.Environ().
 	Env []string
+	// OS is the system whose readable directories the policy names
+	// (policy.SystemRoots); "" means this one (runtime.GOOS). wrun
+	// profile --os darwin sets it.
+	OS string
 	// Platform enforces the policy; nil means Native().
 	Platform Platform
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/wrun-dev/wrun/internal/envlist"
@@ -63,6 +64,11 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		h.Identity.Gids = append(h.Identity.Gids, gids...)
 	}
 	h.Scan = policy.ScanRoots(h.Identity.Uid)
+	goos := s.OS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	h.Roots = policy.SystemRoots(goos)
 	h.StateDir = StateDir()
 	h.Records, h.Hide = s.Records, s.Hide
 	for _, p := range s.AllowRead {
@@ -98,6 +104,25 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 		o.KeepEnv = append(o.KeepEnv, n)
 	}
 	return h, o, nil
+}
+
+// commandPath is the program argv names when it names it by a path
+// (relative ones from the workspace, where the command starts), symbolic
+// links resolved; "" when argv names it by name alone (found on PATH) or
+// it does not exist.
+func commandPath(argv []string, workdir string) string {
+	if len(argv) == 0 || !strings.Contains(argv[0], "/") {
+		return ""
+	}
+	p := argv[0]
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workdir, p)
+	}
+	c, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return c
 }
 
 // canonical makes a path absolute with every symbolic link resolved; the

@@ -240,6 +240,7 @@ func Run(cfg Config) (Summary, error) {
 		return fail(ExitFailed, err)
 	}
 	h.Sandbox = pl.Name()
+	h.Program = commandPath(cfg.Argv, h.Workdir)
 	o.Ceiling = b.Ceiling.Bound().String()
 	c := sandbox.Command{Argv: cfg.Argv, Stdin: orFile(cfg.Stdin, os.Stdin), Stdout: orFile(cfg.Stdout, os.Stdout),
 		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}

@@ -3,6 +3,7 @@ package verify
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -304,4 +305,46 @@ func tomlString(doc, table, key string) string {
 func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// ProjectRoots returns what the build tools read above workdir, where they
+// find the project workdir is part of: the cargo workspace of a member
+// crate (its manifest must declare [workspace]: a member's own
+// package.workspace, which the repository chooses, names nothing else),
+// the nearest go.mod and go.work above it (a workspace that is a
+// subdirectory of a Go module), and cargo's configuration files in every
+// directory above it (cargo reads them all, and stops at one it cannot
+// read).
+func ProjectRoots(workdir string) []string {
+	var out []string
+	if fileExists(filepath.Join(workdir, "Cargo.toml")) {
+		if root := cargoWorkspaceRoot(workdir); root != workdir && within(workdir, root) {
+			if b, err := os.ReadFile(filepath.Join(root, "Cargo.toml")); err == nil && hasTable(string(b), "workspace") {
+				out = append(out, root)
+			}
+		}
+	}
+	goMod, goWork := fileExists(filepath.Join(workdir, "go.mod")), false
+	for d := filepath.Dir(workdir); ; d = filepath.Dir(d) {
+		if !goMod && fileExists(filepath.Join(d, "go.mod")) {
+			goMod = true
+			out = append(out, d)
+		}
+		if !goWork && fileExists(filepath.Join(d, "go.work")) {
+			goWork = true
+			out = append(out, d)
+		}
+		if fileExists(filepath.Join(d, ".cargo")) {
+			for _, n := range []string{"config.toml", "config"} {
+				if f := filepath.Join(d, ".cargo", n); fileExists(f) {
+					out = append(out, f)
+				}
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

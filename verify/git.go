@@ -19,6 +19,10 @@ type Repo struct {
 	// DotGitIsFile is true for linked worktrees and submodule checkouts,
 	// where .git is a file "gitdir: PATH".
 	DotGitIsFile bool
+	// Bare is set for a git directory found as git finds one without a
+	// .git entry: a bare repository, a separate git dir, one GIT_DIR
+	// names. WorkTree and DotGit are then the git directory itself.
+	Bare bool
 	// GitDir is the repository directory for this worktree (HEAD, index).
 	GitDir string
 	// CommonDir holds what all worktrees share: objects, refs, config, hooks.
@@ -26,13 +30,18 @@ type Repo struct {
 	CommonDir string
 }
 
-// FindRepo looks for a git repository at dir or above it. It returns
-// (nil, nil) when there is none. Symlinks in the result are resolved.
+// FindRepo looks for a git repository at dir or above it, as git's
+// discovery does: at each level a .git entry, then the directory itself as
+// a git directory (a bare repository). It returns (nil, nil) when there is
+// none. Symlinks in the result are resolved.
 func FindRepo(dir string) (*Repo, error) {
 	for d := dir; ; {
 		r, err := RepoAt(d)
 		if err != nil || r != nil {
 			return r, err
+		}
+		if IsGitDir(d) {
+			return BareRepo(d)
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -73,6 +82,23 @@ func RepoAt(dir string) (*Repo, error) {
 	if r.GitDir, err = filepath.EvalSymlinks(r.GitDir); err != nil {
 		return nil, fmt.Errorf("resolving git dir of %s: %w", dir, err)
 	}
+	return r, r.findCommonDir()
+}
+
+// BareRepo returns the repository whose git directory is gitDir itself
+// (a bare repository, a separate git dir, one GIT_DIR names), as git
+// takes it when it finds it (IsGitDir).
+func BareRepo(gitDir string) (*Repo, error) {
+	gd, err := filepath.EvalSymlinks(gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving git dir %s: %w", gitDir, err)
+	}
+	r := &Repo{WorkTree: gitDir, DotGit: gitDir, Bare: true, GitDir: gd}
+	return r, r.findCommonDir()
+}
+
+// findCommonDir sets CommonDir from the git dir's commondir file.
+func (r *Repo) findCommonDir() error {
 	r.CommonDir = r.GitDir
 	if b, err := os.ReadFile(filepath.Join(r.GitDir, "commondir")); err == nil {
 		cd := strings.TrimSpace(string(b))
@@ -80,12 +106,76 @@ func RepoAt(dir string) (*Repo, error) {
 			cd = filepath.Join(r.GitDir, cd)
 		}
 		if r.CommonDir, err = filepath.EvalSymlinks(cd); err != nil {
-			return nil, fmt.Errorf("resolving common dir of %s: %w", dir, err)
+			return fmt.Errorf("resolving common dir of %s: %w", r.GitDir, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(r.GitDir, "commondir"), err)
+		return fmt.Errorf("reading %s: %w", filepath.Join(r.GitDir, "commondir"), err)
 	}
-	return r, nil
+	return nil
+}
+
+// IsGitDir reports whether git takes dir for a git directory when it
+// meets it (its discovery, GIT_DIR), as git decides it
+// (setup.c:is_git_directory): HEAD is a valid head (a symbolic link into
+// refs/, "ref: refs/...", or an object name), and objects/ and refs/ are
+// directories, in dir or in the common dir its commondir file names. The
+// name of dir plays no part: a bare repository "x.git", a separate git
+// dir, a linked worktree's or submodule's git dir all count.
+func IsGitDir(dir string) bool {
+	if !validHead(filepath.Join(dir, "HEAD")) {
+		return false
+	}
+	common := dir
+	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		common = absFrom(dir, strings.TrimSpace(string(b)))
+	}
+	for _, n := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(common, n)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// validHead is git's validate_headref: a symbolic link whose target starts
+// with "refs/", or a file holding "ref: refs/..." or an object name.
+func validHead(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		t, err := os.Readlink(path)
+		return err == nil && strings.HasPrefix(t, "refs/")
+	}
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var buf [256]byte
+	n, _ := f.Read(buf[:])
+	return validHeadContent(string(buf[:n]))
+}
+
+// validHeadContent is what git accepts in a HEAD file.
+func validHeadContent(s string) bool {
+	if rest, ok := strings.CutPrefix(s, "ref:"); ok {
+		return strings.HasPrefix(strings.TrimLeft(rest, " \t"), "refs/")
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	if len(line) != 40 && len(line) != 64 {
+		return false
+	}
+	for _, c := range line {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func readGitdirFile(path string) (string, error) {
@@ -123,6 +213,8 @@ func (r *Repo) HooksPath(home string) string {
 		val = filepath.Join(home, val[2:])
 	}
 	if !filepath.IsAbs(val) {
+		// Hooks run in the working tree's top, in a bare repository in
+		// the git dir.
 		val = filepath.Join(r.WorkTree, val)
 	}
 	return filepath.Clean(val)

@@ -36,6 +36,11 @@ type Guard struct {
 	Absent []string `json:"absent,omitempty"`
 	// Lists are directories whose new entries are removed.
 	Lists []GuardList `json:"lists,omitempty"`
+	// Named are directories whose new entries of some names are removed
+	// (a sitecustomize module or a .pth file beside a project's sources).
+	// A journal field of its own: a wrun that does not know it ignores
+	// it rather than removing every new entry there.
+	Named []GuardNamed `json:"named,omitempty"`
 	// Links must still be symbolic links to the same target.
 	Links []GuardLink `json:"links,omitempty"`
 	// Roots are searched for repositories that are not in Known.
@@ -55,6 +60,41 @@ type GuardList struct {
 	Why  string   `json:"why"`
 }
 
+// GuardNamed is a directory in which no entry whose name matches one of
+// Patterns (filepath.Match) may appear during a run.
+type GuardNamed struct {
+	Dir      string   `json:"dir"`
+	Patterns []string `json:"patterns"`
+	Before   []string `json:"before"`
+	Why      string   `json:"why"`
+}
+
+// NewGuardNamed snapshots dir's entries matching patterns (a directory
+// that does not exist yet has none: any that appears is removed).
+func NewGuardNamed(dir string, patterns []string, why string) GuardNamed {
+	return GuardNamed{Dir: dir, Patterns: patterns, Before: MatchingNames(dir, patterns), Why: why}
+}
+
+// MatchingNames lists the entries of dir whose names match a pattern.
+func MatchingNames(dir string, patterns []string) []string {
+	var out []string
+	for _, n := range dirNames(dir, false) {
+		if matchesAny(n, patterns) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func matchesAny(name string, patterns []string) bool {
+	for _, p := range patterns {
+		if ok, _ := filepath.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // GuardLink is a symbolic link that must keep its target.
 type GuardLink struct {
 	Path   string `json:"path"`
@@ -68,7 +108,7 @@ func NewGuardList(dir string, dotOnly bool, keep []string, why string) GuardList
 
 // Empty reports whether the guard checks nothing.
 func (g *Guard) Empty() bool {
-	return g == nil || len(g.Absent)+len(g.Lists)+len(g.Links)+len(g.Roots) == 0
+	return g == nil || len(g.Absent)+len(g.Lists)+len(g.Named)+len(g.Links)+len(g.Roots) == 0
 }
 
 // Finding is one thing a guard check changed.
@@ -100,6 +140,21 @@ func (g *Guard) Check() []Finding {
 	for _, l := range g.Lists {
 		for _, n := range dirNames(l.Dir, l.DotOnly) {
 			if slices.Contains(l.Before, n) || slices.Contains(l.Keep, n) {
+				continue
+			}
+			p := filepath.Join(l.Dir, n)
+			removed, err := removeNoFollow(p)
+			switch {
+			case err != nil:
+				out = append(out, Finding{p, "could not be removed: " + err.Error(), false})
+			case removed:
+				out = append(out, Finding{p, "removed: the command created it (" + l.Why + ")", true})
+			}
+		}
+	}
+	for _, l := range g.Named {
+		for _, n := range MatchingNames(l.Dir, l.Patterns) {
+			if slices.Contains(l.Before, n) {
 				continue
 			}
 			p := filepath.Join(l.Dir, n)

@@ -3,6 +3,7 @@ package verify
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -132,5 +133,68 @@ func TestGuardCheck(t *testing.T) {
 	}
 	if len(found) != 5 {
 		t.Errorf("%d findings, want 5: %+v", len(found), found)
+	}
+}
+
+// TestGuardCheckNewBareRepository: a bare repository the run created in a
+// writable tree, with a hook of its own, is moved aside after the run as a
+// new .git would be; one that was there before, and a new one with only
+// what git init writes, stay.
+func TestGuardCheckNewBareRepository(t *testing.T) {
+	ws := tree(t, map[string]string{
+		"old.git/HEAD": "ref: refs/heads/main\n", "old.git/objects/": "", "old.git/refs/": "", "old.git/hooks/pre-receive": "#!/bin/sh\n",
+	})
+	g := Guard{ID: "r2", Roots: []string{ws}, Known: FindRepos([]string{ws}).DotGits}
+	for p, c := range map[string]string{
+		"evil.git/HEAD": "ref: refs/heads/main\n", "evil.git/objects/": "", "evil.git/refs/": "", "evil.git/hooks/pre-receive": "#!/bin/sh\ntouch /tmp/pwned\n",
+		"fine.git/HEAD": "ref: refs/heads/main\n", "fine.git/objects/": "", "fine.git/refs/": "", "fine.git/config": "[core]\n\tbare = true\n",
+	} {
+		full := filepath.Join(ws, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if !strings.HasSuffix(p, "/") {
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			os.MkdirAll(full, 0o755)
+		}
+	}
+	found := g.Check()
+	if len(found) != 1 || found[0].Path != filepath.Join(ws, "evil.git") || !found[0].Changed {
+		t.Fatalf("findings %+v, want evil.git moved aside", found)
+	}
+	for _, p := range []string{"old.git/hooks/pre-receive", "fine.git/HEAD", "evil.git.wrun-disabled-r2/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("%s should be there: %v", p, err)
+		}
+	}
+}
+
+// TestGuardCheckNamed: in a directory whose entries of some names must
+// not appear (sitecustomize, .pth files), a new one is removed after the
+// run; the others, and those that were there, stay.
+func TestGuardCheckNamed(t *testing.T) {
+	dir := tree(t, map[string]string{"old.pth": "", "app.py": ""})
+	pats := []string{"sitecustomize*", "*.pth"}
+	g := Guard{Named: []GuardNamed{NewGuardNamed(dir, pats, "x"), NewGuardNamed(filepath.Join(dir, "__pycache__"), pats, "x")}}
+	if g.Empty() {
+		t.Fatal("a guard with named entries is empty")
+	}
+	for _, f := range []string{"new.pth", "sitecustomize.py", "sitecustomize/__init__.py", "mod.py", "__pycache__/sitecustomize.cpython-311.pyc"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := g.Check()
+	if len(found) != 4 {
+		t.Errorf("%d findings, want 4: %+v", len(found), found)
+	}
+	for f, want := range map[string]bool{"old.pth": true, "app.py": true, "mod.py": true, "new.pth": false,
+		"sitecustomize.py": false, "sitecustomize": false, "__pycache__/sitecustomize.cpython-311.pyc": false} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", f, err == nil, want)
+		}
 	}
 }

@@ -229,6 +229,16 @@ func (r *Repo) check() error {
 			return fmt.Errorf("%s is a symbolic link", p)
 		}
 	}
+	return r.Answers()
+}
+
+// Answers reports whether the git dir a .git file names answers it (nil
+// for a .git directory, a bare repository): a linked worktree's gitdir
+// file points back at the .git file, or a submodule's core.worktree names
+// this working tree. The .git file is the repository's content: a
+// "gitdir: /home/user/other-repo" it holds names a git dir that does not
+// answer, and grants nothing.
+func (r *Repo) Answers() error {
 	if !r.DotGitIsFile {
 		return nil
 	}

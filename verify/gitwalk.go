@@ -29,11 +29,13 @@ type Found struct {
 	Truncated bool
 }
 
-// FindRepos searches the trees below roots for .git entries: every
-// repository, submodule checkout and linked worktree a writable tree holds.
-// It follows no symbolic link and does not descend into a .git directory
-// (GitDirs lists what lies there), within RepoSearchDepth and
-// RepoSearchDirs.
+// FindRepos searches the trees below roots for git repositories as git
+// finds them: .git entries (every repository, submodule checkout and
+// linked worktree a writable tree holds) and directories git takes for a
+// git directory whatever their name (IsGitDir: a bare repository, a
+// separate git dir). It follows no symbolic link and does not descend
+// into a git directory (GitDirs lists what lies there), within
+// RepoSearchDepth and RepoSearchDirs.
 func FindRepos(roots []string) Found {
 	var f Found
 	seen := map[string]bool{}
@@ -47,6 +49,16 @@ func FindRepos(roots []string) Found {
 		dirs++
 		ents, err := os.ReadDir(dir)
 		if err != nil {
+			return
+		}
+		if gitDirNames(ents) && IsGitDir(dir) {
+			if !seen[dir] {
+				seen[dir] = true
+				f.DotGits = append(f.DotGits, dir)
+				if r, err := BareRepo(dir); err == nil {
+					f.Repos = append(f.Repos, r)
+				}
+			}
 			return
 		}
 		for _, e := range ents {
@@ -76,6 +88,26 @@ func FindRepos(roots []string) Found {
 	}
 	slices.Sort(f.DotGits)
 	return f
+}
+
+// gitDirNames reports whether a directory's entries have the names a git
+// directory needs (HEAD, and objects and refs or a commondir file): only
+// then is IsGitDir asked, so the search reads no file elsewhere.
+func gitDirNames(ents []os.DirEntry) bool {
+	var head, objects, refs, common bool
+	for _, e := range ents {
+		switch e.Name() {
+		case "HEAD":
+			head = true
+		case "objects":
+			objects = true
+		case "refs":
+			refs = true
+		case "commondir":
+			common = true
+		}
+	}
+	return head && (objects && refs || common)
 }
 
 // GitDirs lists every git directory of the repository that git may read

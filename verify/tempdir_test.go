@@ -89,3 +89,18 @@ func TestOpenTempDirUnsafeParent(t *testing.T) {
 		t.Errorf("got %+v, want a temp dir of this run only in %s", d, root)
 	}
 }
+
+func TestTempRoot(t *testing.T) {
+	for dir, want := range map[string]string{
+		"/tmp/wrun-1000/0a1b2c3d-0":    "/tmp/wrun-1000",
+		"/work/tmp/wrun-0/0a1b2c3d-7/": "/work/tmp/wrun-0",
+		"/tmp/wrun-abc123":             "", // a temp dir of its run only: its parent is /tmp
+		"/tmp/wrun-x/0a1b-0":           "",
+		"/tmp/wrun-/0a1b-0":            "",
+		"":                             "",
+	} {
+		if got := TempRoot(dir); got != want {
+			t.Errorf("TempRoot(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func OpenTempDir(workdir string) (*TempDir, error) {
 // openSlot takes a slot, or returns nil (with an error saying why not).
 func openSlot(workdir string) (*TempDir, error) {
 	uid := os.Getuid()
-	base := filepath.Join(os.TempDir(), "wrun-"+strconv.Itoa(uid))
+	base := filepath.Join(os.TempDir(), tempRootPrefix+strconv.Itoa(uid))
 	if !filepath.IsAbs(base) {
 		return nil, fmt.Errorf("%s is not absolute", base)
 	}

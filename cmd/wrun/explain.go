@@ -79,9 +79,11 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 	fmt.Fprintf(w, "sandbox:    %s: %s\n", rep.Summary, status)
 
 	var writable, devices, extraRead []policy.Rule
+	wholeFS := false
 	for _, r := range p.Rules {
 		switch {
 		case r.Path == "/":
+			wholeFS = true
 		case r.Source == "stdio":
 		case strings.HasPrefix(r.Path, "/dev/"):
 			devices = append(devices, r)
@@ -91,7 +93,11 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 			extraRead = append(extraRead, r)
 		}
 	}
-	section(w, "Readable: the whole file system, except the hidden paths below; inside them, only the paths listed here.")
+	if wholeFS {
+		section(w, "Readable: the whole file system, except the hidden paths below; inside them, only the paths listed here.")
+	} else {
+		section(w, "Readable: these places and what lies beneath them, except the hidden paths below; nothing else (--allow-read PATH adds one).")
+	}
 	if len(extraRead) > 0 {
 		tw := table(w)
 		for _, r := range extraRead {

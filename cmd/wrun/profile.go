@@ -33,7 +33,9 @@ leave out. Nothing is run.`,
 			if osName != "darwin" {
 				return &usageError{fmt.Sprintf("--os=%q: only darwin (macOS Seatbelt) has a profile", osName)}
 			}
-			e, err := run.Explain(pf.spec())
+			spec := pf.spec()
+			spec.OS = osName
+			e, err := run.Explain(spec)
 			if err != nil {
 				return err
 			}

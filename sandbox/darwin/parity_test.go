@@ -43,6 +43,7 @@ func host(t testing.TB, root string) policy.Host {
 		Env:      []string{"HOME=" + home, "PATH=/usr/bin:/bin", "LANG=C.UTF-8"},
 		StateDir: filepath.Join(home, ".cache", "wrun"),
 		Sandbox:  Platform,
+		Roots:    policy.SystemRoots("darwin"),
 	}
 }
 

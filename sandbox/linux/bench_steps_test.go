@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -48,7 +49,7 @@ func hostPolicy(b *testing.B, tmp string, scan bool) *policy.Policy {
 		b.Fatal(err)
 	}
 	home, _ := os.UserHomeDir()
-	h := policy.Host{Workdir: wd, Home: filepath.Clean(home), Env: os.Environ(), TempDir: tmp, Sandbox: Platform,
+	h := policy.Host{Workdir: wd, Home: filepath.Clean(home), Env: os.Environ(), TempDir: tmp, Sandbox: Platform, Roots: policy.SystemRoots(runtime.GOOS),
 		Identity: policy.Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}}
 	if scan {
 		h.Scan = policy.ScanRoots(h.Identity.Uid)

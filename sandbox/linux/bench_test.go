@@ -5,6 +5,7 @@ package linux
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -30,7 +31,7 @@ func inspectPlan(b *testing.B, tmp string) *Plan {
 		b.Fatal(err)
 	}
 	home, _ := os.UserHomeDir()
-	p, err := policy.Compute(g, policy.Host{Workdir: wd, Home: filepath.Clean(home), Env: os.Environ(), TempDir: tmp, Sandbox: Platform}, policy.Options{})
+	p, err := policy.Compute(g, policy.Host{Workdir: wd, Home: filepath.Clean(home), Env: os.Environ(), TempDir: tmp, Sandbox: Platform, Roots: policy.SystemRoots(runtime.GOOS)}, policy.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
