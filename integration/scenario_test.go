@@ -1049,7 +1049,8 @@ func TestDanglingRefsAreRepairedAfterTheRun(t *testing.T) {
 	want := gitCmd(t, other, "rev-parse", "HEAD")
 	missing := strings.Repeat("1234567890", 4)
 	script := "git fetch -q origin && echo " + missing + " > .git/refs/remotes/origin/evil && echo junk > .git/refs/tags/junk"
-	r := wrun(t, runOpts{dir: clone}, "--grant", "verify", "--", "sh", "-c", script)
+	// The remote, a path outside the workspace, is read only when named.
+	r := wrun(t, runOpts{dir: clone}, "--grant", "verify", "--allow-read", remote, "--", "sh", "-c", script)
 	if r.code != 0 {
 		t.Fatalf("fetch and plant under verify: %s", r)
 	}
