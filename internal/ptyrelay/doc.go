@@ -117,8 +117,10 @@
 // re-enters raw mode.
 //
 // EOF and hangup: the command's exit leaves its output in the master, which
-// Close drains until every holder of the slave has closed it (EIO), or 100 ms
-// pass without a byte, at most one second. The outer terminal's hangup
+// Close drains until every holder of the slave has closed it (EIO), or
+// 100 ms pass with nothing to read (time spent writing to a slow terminal
+// does not count), or 1 MiB came after Close began (a leftover process that
+// keeps writing); Close waits at most 5 s for a terminal that takes nothing. The outer terminal's hangup
 // (POLLHUP, or a read of 0 or EIO) closes the master, which hangs up the
 // inner terminal: SIGHUP to the session's leader and foreground group.
 //

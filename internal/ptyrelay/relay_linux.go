@@ -22,11 +22,14 @@ const (
 	// in memory, however fast one side writes and however slow the other
 	// reads.
 	bufSize = 32 << 10
-	// drainIdle and drainMax bound Close's wait for the command's last
-	// output: it stops at EIO (every holder of the slave has closed it),
-	// after drainIdle without a byte, or after drainMax in all.
-	drainIdle = 100 * time.Millisecond
-	drainMax  = time.Second
+	// Close drains the command's last output until EIO (every holder of
+	// the slave has closed it), drainIdle without a byte to read (time
+	// spent writing to a slow terminal does not count), or drainBytes
+	// read (what a process left behind keeps writing); it waits at most
+	// drainWait for a terminal that takes nothing.
+	drainIdle  = 100 * time.Millisecond
+	drainBytes = 1 << 20
+	drainWait  = 5 * time.Second
 	// inputWait bounds Close's wait for the input copier, which ends at
 	// once unless a write to the master is stuck.
 	inputWait = time.Second
@@ -59,7 +62,6 @@ type Relay struct {
 	hungUp   bool
 	closing  atomic.Bool
 	draining atomic.Bool
-	drainEnd time.Time // set before draining
 
 	done    chan struct{} // closed by Close: ends the signal loop
 	outDone chan struct{} // closed when the output copier returns
@@ -309,7 +311,7 @@ func (r *Relay) Continued() {
 
 // Close ends the relay, on every path: the input copier stops, the
 // command's remaining output is drained (until EIO, drainIdle without a
-// byte, or drainMax), the outer terminal gets the modes it had at Start,
+// byte to read, or drainBytes), the outer terminal gets the modes it had at Start,
 // and the master is closed, which hangs up the inner terminal for
 // whatever still holds it. It may be called more than once, and before
 // Started (a launch that failed).
@@ -338,12 +340,9 @@ func (r *Relay) Close() error {
 	r.poke()
 	_ = r.master.SetWriteDeadline(time.Now())
 	inEnded := wait(r.inDone, inputWait)
-	r.mu.Lock()
-	r.drainEnd = time.Now().Add(drainMax)
-	r.mu.Unlock()
 	r.draining.Store(true)
 	_ = r.master.SetReadDeadline(time.Now().Add(drainIdle))
-	wait(r.outDone, drainMax+drainIdle)
+	wait(r.outDone, drainWait)
 	r.mu.Lock()
 	err := r.restore()
 	r.mu.Unlock()
@@ -502,12 +501,14 @@ func (r *Relay) signals() {
 
 // copyOut copies the command's output from the master to the outer
 // terminal until the master reads EIO (every holder of the slave closed
-// it) or is closed, or, once Close drains, no byte came for drainIdle.
+// it) or is closed, or, once Close drains, no byte came for drainIdle or
+// drainBytes came.
 func (r *Relay) copyOut() {
 	defer close(r.outDone)
 	defer r.restoreOnPanic()
 	buf := make([]byte, bufSize)
 	broken := false // the outer terminal refused a write: output is discarded
+	drained := 0
 	for {
 		n, err := r.master.Read(buf)
 		if n > 0 && !broken {
@@ -522,12 +523,11 @@ func (r *Relay) copyOut() {
 			return
 		}
 		if r.draining.Load() {
-			r.mu.Lock()
-			end := r.drainEnd
-			r.mu.Unlock()
-			if time.Now().After(end) {
+			if drained += n; drained >= drainBytes {
 				return
 			}
+			// Idle counts from here: the write just done may have
+			// waited on a slow terminal.
 			_ = r.master.SetReadDeadline(time.Now().Add(drainIdle))
 		}
 	}

@@ -3,6 +3,7 @@
 package ptyrelay
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -258,4 +259,106 @@ func TestJobControl(t *testing.T) {
 		s.typeIn("quit\r")
 		s.expect("launcher child exited 0")
 	})
+}
+
+// TestModesRestored: the user's terminal gets its modes back on every way
+// a run ends: the command exits, is killed from outside, or ends on a
+// SIGTERM the launcher forwards, and when the launcher panics with Close
+// deferred. The control is a launcher that panics without Close deferred:
+// the terminal stays raw, so the check can fail.
+func TestModesRestored(t *testing.T) {
+	cases := []struct {
+		name, mode string
+		end        func(s *session, child, launcher string)
+		restored   bool
+	}{
+		{"command exits", "monitor", func(s *session, _, _ string) { s.typeIn("quit\r") }, true},
+		{"command killed", "monitor", func(s *session, child, _ string) { kill(s.t, child, unix.SIGKILL) }, true},
+		{"command killed, direct", "direct", func(s *session, child, _ string) { kill(s.t, child, unix.SIGKILL) }, true},
+		{"SIGTERM to the launcher", "monitor", func(s *session, _, launcher string) { kill(s.t, launcher, unix.SIGTERM) }, true},
+		{"launcher panics", "panic", nil, true},
+		{"control: launcher panics without Close", "panic-nodefer", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSession(t, opts{mode: c.mode, child: "ids echo"})
+			before := s.modes()
+			launcher := strings.TrimPrefix(s.expect("shell launcher"), "shell launcher ")
+			child := field(t, s.expect("child ids"), "pid")
+			s.expect("child ready")
+			if !isRaw(s.modes()) {
+				t.Fatal("the terminal is not raw while the command runs")
+			}
+			if c.end != nil {
+				c.end(s, child, launcher)
+			}
+			s.expect("shell exited")
+			after := s.modes()
+			switch {
+			case c.restored && after != before:
+				t.Errorf("modes after %s: %+v, want %+v", c.name, after, before)
+			case !c.restored && !isRaw(after):
+				t.Errorf("control: the terminal left without Close is not raw (%+v): the check could not fail", after)
+			}
+		})
+	}
+}
+
+func kill(t *testing.T, pid string, sig unix.Signal) {
+	t.Helper()
+	n, err := strconv.Atoi(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Kill(n, sig); err != nil {
+		t.Fatalf("kill %s: %v", pid, err)
+	}
+}
+
+// TestDrainAtExit: output the command wrote just before it exited reaches
+// the terminal whole, also from a terminal slower than the command: the
+// test reads 1 KiB every 2 ms, so when the command exits the relay is
+// blocked writing to the terminal and the rest is still in the pty.
+func TestDrainAtExit(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		n    int
+		slow bool
+	}{
+		{"monitor", 1 << 20, false},
+		{"direct", 1 << 20, false},
+		{"monitor", 256 << 10, true},
+		{"direct", 256 << 10, true},
+	} {
+		t.Run(fmt.Sprintf("%s %d slow=%v", c.mode, c.n, c.slow), func(t *testing.T) {
+			s := newSession(t, opts{mode: c.mode, child: "flood " + strconv.Itoa(c.n), countOnly: true, slowRead: c.slow})
+			s.expect("launcher child exited 0")
+			s.expect("launcher closed <nil>")
+			s.expect("shell exited 0")
+			deadline := time.Now().Add(timeout)
+			for s.out.bytes() < int64(c.n) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if got := s.out.bytes(); got != int64(c.n) {
+				t.Errorf("the terminal got %d bytes, want the %d the command wrote", got, c.n)
+			}
+		})
+	}
+}
+
+// TestOuterHangup: when the user's terminal goes away (its master
+// closed, as when a terminal emulator's window closes), the relay hangs
+// up the inner terminal: the command gets SIGHUP from it, though the
+// launcher here forwards no signal (the kernel's SIGHUP to the launcher
+// is dropped), and the run ends.
+func TestOuterHangup(t *testing.T) {
+	s := newSession(t, opts{mode: "monitor", child: "hup echo", noForward: true})
+	s.expect("child ready")
+	if err := s.master.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.expect("child sighup")
+	s.expect("launcher child exited 0")
+	s.expect("launcher closed")
 }

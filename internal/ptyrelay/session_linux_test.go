@@ -30,6 +30,7 @@ type opts struct {
 	rows, cols uint16 // the outer terminal's size, if set
 	verase     byte   // the outer terminal's erase character, if set
 	countOnly  bool   // count the terminal's output, keep none of it
+	slowRead   bool   // read the terminal 1 KiB at a time, 2 ms apart
 }
 
 // session is a user's terminal (a pseudo-terminal pair this test opens:
@@ -56,6 +57,7 @@ type sink struct {
 	b       bytes.Buffer
 	n       int64
 	count   bool
+	slow    bool
 	done    chan struct{}
 	changed chan struct{}
 }
@@ -67,7 +69,13 @@ func newSink(count bool) *sink {
 func (k *sink) drain(r io.Reader) {
 	defer close(k.done)
 	buf := make([]byte, 64<<10)
+	if k.slow {
+		buf = buf[:1<<10]
+	}
 	for {
+		if k.slow {
+			time.Sleep(2 * time.Millisecond)
+		}
 		n, err := r.Read(buf)
 		if n > 0 {
 			k.mu.Lock()
@@ -185,6 +193,7 @@ func newSession(t *testing.T, o opts) *session {
 		pipeW.Close()
 	}
 	go s.readReports(repR)
+	s.out.slow = o.slowRead
 	go s.out.drain(master)
 	t.Cleanup(func() {
 		_ = master.Close()
