@@ -56,6 +56,7 @@ type Relay struct {
 
 	mu       sync.Mutex
 	raw      bool // the outer terminal is in raw mode, and the input copier may read it
+	stopping bool // between Stopped and Continued: a SIGCONT seen then changes nothing
 	pid      int  // the child, once Started
 	started  bool
 	closed   bool
@@ -272,6 +273,7 @@ func (r *Relay) Stopped(sig syscall.Signal) {
 		return
 	}
 	r.mu.Lock()
+	r.stopping = true
 	r.leaveRaw()
 	r.mu.Unlock()
 	r.poke()
@@ -297,6 +299,7 @@ func (r *Relay) Continued() {
 		return
 	}
 	r.mu.Lock()
+	r.stopping = false
 	pid := r.pid
 	if r.started && !r.closed && r.foreground() {
 		r.enterRaw()
@@ -476,7 +479,10 @@ func (r *Relay) restoreOnPanic() {
 }
 
 // signals follows SIGWINCH (the outer size changed: copy it in) and
-// SIGCONT (fg while running in the background: raw mode again).
+// SIGCONT (fg while running in the background: raw mode again). A SIGCONT
+// handled while Stopped is under way (one from an earlier fg, late) must
+// not make the terminal raw just as the user's shell takes it back; the
+// resume after a stop is Continued's.
 func (r *Relay) signals() {
 	defer close(r.sigDone)
 	defer r.restoreOnPanic()
@@ -489,7 +495,7 @@ func (r *Relay) signals() {
 			switch {
 			case s == unix.SIGWINCH:
 				r.resize()
-			case s == unix.SIGCONT && r.foreground() && !r.raw:
+			case s == unix.SIGCONT && !r.stopping && !r.raw && r.foreground():
 				r.enterRaw()
 				r.resize()
 			}

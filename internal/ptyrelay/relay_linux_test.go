@@ -4,8 +4,12 @@ package ptyrelay
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +32,7 @@ func TestRelayInputOutput(t *testing.T) {
 	for _, mode := range []string{"monitor", "direct"} {
 		t.Run(mode, func(t *testing.T) {
 			s := newSession(t, opts{mode: mode, child: "ids echo", verase: 0x08})
-			before := s.modes()
+			before := s.initial
 			ids := s.expect("child ids")
 			if got := field(t, ids, "tty"); got != "111" {
 				t.Errorf("the command's descriptors 0-2 are terminals %s, want 111", got)
@@ -184,7 +188,7 @@ func TestWindowSize(t *testing.T) {
 func TestJobControl(t *testing.T) {
 	t.Run("monitor", func(t *testing.T) {
 		s := newSession(t, opts{mode: "monitor", child: "ids winch echo", rows: 24, cols: 80})
-		before := s.modes()
+		before := s.initial
 		pid := field(t, s.expect("child ids"), "pid")
 		s.expect("child size 24 80")
 		s.expect("child ready")
@@ -214,7 +218,7 @@ func TestJobControl(t *testing.T) {
 	})
 	t.Run("bg then fg", func(t *testing.T) {
 		s := newSession(t, opts{mode: "monitor", child: "ids echo"})
-		before := s.modes()
+		before := s.initial
 		pid := field(t, s.expect("child ids"), "pid")
 		s.expect("child ready")
 		s.typeIn("\x1a")
@@ -282,7 +286,7 @@ func TestModesRestored(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSession(t, opts{mode: c.mode, child: "ids echo"})
-			before := s.modes()
+			before := s.initial
 			launcher := strings.TrimPrefix(s.expect("shell launcher"), "shell launcher ")
 			child := field(t, s.expect("child ids"), "pid")
 			s.expect("child ready")
@@ -361,4 +365,75 @@ func TestOuterHangup(t *testing.T) {
 	s.expect("child sighup")
 	s.expect("launcher child exited 0")
 	s.expect("launcher closed")
+}
+
+// TestJobControlUnderBash: the same suspend and resume with a real
+// interactive bash as the user's shell: ^Z inside stops the command,
+// bash reports the launcher stopped and takes the terminal, and its fg
+// continues the launcher, which continues the command.
+func TestJobControlUnderBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("needs bash")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, slave := openOuter(t)
+	reports := filepath.Join(t.TempDir(), "reports")
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-i")
+	cmd.Env = append(os.Environ(), "PS1=PROMPT> ", "TERM=dumb", "HISTFILE=/dev/null")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	out := newSink(false)
+	go out.drain(master)
+	t.Cleanup(func() {
+		master.Close()
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() || os.Getenv("PTYRELAY_SHOW") != "" {
+			b, _ := os.ReadFile(reports)
+			t.Logf("reports:\n%s\nterminal: %q", b, out.String())
+		}
+	})
+	s := &session{t: t, master: master, out: out}
+	report := func(line string) {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		for {
+			b, _ := os.ReadFile(reports)
+			if strings.Contains(string(b), line) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no report %q within %s", line, timeout)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	s.waitOut("PROMPT> ")
+	s.typeIn("PTYRELAY_ROLE=launcher PTYRELAY_MODE=monitor PTYRELAY_CHILD='ids echo' " + self + " 3>>" + reports + "\r")
+	report("child ready")
+	s.typeIn("\x1a")
+	report("launcher child stopped 19")
+	s.waitOut("Stopped")
+	s.typeIn("fg\r")
+	report("launcher continued")
+	s.typeIn("again\r")
+	s.waitOut("got again")
+	s.typeIn("quit\r")
+	report("launcher closed <nil>")
+	s.typeIn("exit\r")
+	select {
+	case <-exited:
+	case <-time.After(timeout):
+		t.Fatal("bash did not exit")
+	}
 }

@@ -214,9 +214,23 @@ func launcherRole() {
 		}
 		// The raw getpriority answers 20 - nice.
 		prio, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
-		report("launcher child %s nice=%d", describe(ws), 20-prio)
+		var ru unix.Rusage
+		_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		report("launcher child %s hwm=%skB cpu=%v nice=%d", describe(ws), peakRSS(), cpu.Round(time.Millisecond), 20-prio)
 		return
 	}
+}
+
+// peakRSS is this process's peak resident size (VmHWM), in kB.
+func peakRSS() string {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSuffix(strings.TrimSpace(v), " kB")
+		}
+	}
+	return "?"
 }
 
 func mustSid(pid int) int {

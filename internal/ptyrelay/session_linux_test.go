@@ -40,6 +40,7 @@ type session struct {
 	t        *testing.T
 	master   *os.File
 	mfd      int
+	initial  unix.Termios // the terminal's modes before the shell started
 	shell    *exec.Cmd
 	control  *os.File
 	out      *sink // what reached the outer terminal
@@ -161,6 +162,7 @@ func newSession(t *testing.T, o opts) *session {
 	if s.mfd, err = rawFD(master); err != nil {
 		t.Fatal(err)
 	}
+	s.initial = s.modes()
 	cmd := exec.Command(self)
 	env := withEnv(os.Environ(), "PTYRELAY_ROLE", "shell")
 	env = withEnv(env, "PTYRELAY_MODE", o.mode)
@@ -205,6 +207,13 @@ func newSession(t *testing.T, o opts) *session {
 			t.Logf("reports:\n%s\nterminal: %q", strings.Join(s.allLines(), "\n"), s.out.String())
 		}
 	})
+	// The launcher reports "started" once Started has returned: only
+	// from then on is the terminal raw and what is typed the command's
+	// (a ^Z typed earlier stops the launcher, as it would any program).
+	// The launcher may also end first (the control of TestKillZero).
+	if !s.seen("launcher started", "shell exited", "shell signaled") {
+		t.Fatalf("the launcher did not start within %s", timeout)
+	}
 	return s
 }
 
@@ -274,6 +283,32 @@ func (s *session) next(prefix string, d time.Duration) (string, bool) {
 			return "", false
 		case <-deadline.C:
 			return "", false
+		}
+	}
+}
+
+// seen waits for a report starting with one of prefixes, without
+// taking it.
+func (s *session) seen(prefixes ...string) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		for _, l := range s.lines {
+			for _, p := range prefixes {
+				if strings.HasPrefix(l, p) {
+					s.mu.Unlock()
+					return true
+				}
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.changed:
+		case <-s.reported:
+			return false
+		case <-deadline.C:
+			return false
 		}
 	}
 }
