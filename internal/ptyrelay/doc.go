@@ -128,4 +128,11 @@
 // writes, so a slow reader on either side stops the other side's copying
 // (the kernel's terminal buffers fill and the writer blocks) rather than
 // growing a queue.
+//
+// Cost, measured by TestThroughput (PTYRELAY_MEASURE=1) on a 2-core machine
+// under load, 300 MB written by the command: a pipe 0.18-0.25 s, one bare pty
+// 2.1-4.9 s, through the relay 3.4-7.8 s, typically 1.6 times one pty's time
+// (a second pty and one copy); the launcher used 1.6-2.4 s of CPU, most of it
+// in the kernel's pty code, and at most 4.1 MB resident. A terminal is the
+// slow part; interactive use never comes near it.
 package ptyrelay
