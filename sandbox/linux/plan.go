@@ -257,6 +257,31 @@ func fsRules(rules []policy.Rule) []fsRule {
 	return out
 }
 
+// relayRules are the command's Landlock rules for a run whose terminal a
+// pty relay replaces (internal/ptyrelay). A rule on the user's terminal
+// (outer reports it: the policy grants what descriptors 0-2 are open on)
+// names the relay's inner terminal, slave, instead: the command holds
+// that one and may reopen it (/dev/stdout), but not the user's, which it
+// no longer holds and whose keystrokes it could otherwise read beside the
+// relay. And wrun's own binary may be read and executed, as the relay's
+// monitor is: wrun re-executed inside the sandbox (as /proc/self/exe,
+// whose rule the kernel attaches to the binary's inode, so a binary
+// replaced on disk since wrun started still works). The binary is no
+// secret and the rule gives no write; the monitor runs with the command's
+// rights only.
+func relayRules(rules []policy.Rule, outer func(path string) bool, slave string) []policy.Rule {
+	out := make([]policy.Rule, 0, len(rules)+1)
+	for _, r := range rules {
+		if outer(r.Path) {
+			r.Path, r.Beneath, r.NoFollow = slave, "", false
+			r.Why += " (the pty relay's terminal, in place of the user's)"
+		}
+		out = append(out, r)
+	}
+	return append(out, policy.Rule{Path: "/proc/self/exe", Access: policy.ReadFile | policy.Execute, Source: "relay",
+		Why: "wrun itself: the pty relay's monitor, which leads the command's session"})
+}
+
 // Summary says in one line what enforces the policy.
 func (pl *Plan) Summary() string {
 	var parts []string
