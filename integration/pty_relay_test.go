@@ -533,8 +533,8 @@ func TestPtyRelayWindowSize(t *testing.T) {
 
 // TestPtyRelayTerminalModes: the user's terminal has the modes it had
 // before the run once wrun has ended: after the command changed its own
-// terminal's modes (stty -echo -icanon) and exited, and after wrun was
-// told to end (SIGTERM) while the command ran. Meanwhile the user's
+// terminal's modes (stty -echo -icanon) and exited, after wrun was told
+// to end (SIGTERM) while the command ran, and after ^C typed ended it. Meanwhile the user's
 // terminal is raw (the relay's: what changed had to be restored). The
 // control makes the same stty change bare, which stays after it exits.
 func TestPtyRelayTerminalModes(t *testing.T) {
@@ -555,7 +555,7 @@ func TestPtyRelayTerminalModes(t *testing.T) {
 		s.typeIn("\n")
 		s.wait()
 	})
-	for _, end := range []string{"exit", "SIGTERM"} {
+	for _, end := range []string{"exit", "SIGTERM", "^C"} {
 		t.Run("wrun, "+end, func(t *testing.T) {
 			s := startPty(t, o, 0, 0, "/bin/sh", "-c", `echo "@@OUTER $$"; `+wrunLine(t, o, "verify", "/bin/sh", "-c", inner)+`; echo "@@AFTER $?"; read -r l`)
 			before := s.initial
@@ -566,12 +566,18 @@ func TestPtyRelayTerminalModes(t *testing.T) {
 				t.Errorf("while the command runs the user's terminal is not raw (lflag %#o): the relay is not in between", during.Lflag)
 			}
 			want := "0"
-			if end == "SIGTERM" {
+			switch end {
+			case "SIGTERM":
 				if err := syscall.Kill(w, syscall.SIGTERM); err != nil {
 					t.Fatal(err)
 				}
 				want = strconv.Itoa(128 + int(syscall.SIGTERM))
-			} else {
+			case "^C":
+				// Through the raw outer terminal to the inner one,
+				// whose line discipline sends the command SIGINT.
+				s.typeIn("\x03")
+				want = strconv.Itoa(128 + int(syscall.SIGINT))
+			default:
 				s.typeIn("x\n")
 				if v := s.expect("READ"); v != "x" {
 					t.Errorf("the command read %q, want x", v)
