@@ -598,10 +598,12 @@ func TestPtyRelayTerminalModes(t *testing.T) {
 // TestEscapePtyRelayUserTerminal: under the relay the command holds the
 // relay's terminal, not the user's, and cannot open the user's by its
 // name (/dev/pts/N) to read what is typed there or write to it. It can
-// still reopen its own (/dev/stdout). The control opens the user's
-// terminal bare.
+// still reopen its own (/dev/stdout; for appending: below Landlock ABI 3
+// an open with O_TRUNC is performed by the mediation, which opens only
+// pseudo-terminals the sandbox made, the inherited one neither with nor
+// without the relay). The control opens the user's terminal bare.
 func TestEscapePtyRelayUserTerminal(t *testing.T) {
-	const inner = `if (exec 3<>"$1"); then echo "@@OPENED $1"; fi; echo "@@OWN $(tty)" >/dev/stdout; echo "@@DONE"`
+	const inner = `if (exec 3<>"$1"); then echo "@@OPENED $1"; fi; echo "@@OWN $(tty)" >>/dev/stdout; echo "@@DONE"`
 	for _, m := range relayModes {
 		t.Run(m.name, func(t *testing.T) {
 			m.usable(t)
