@@ -564,11 +564,3 @@ func killLeftovers(pgid int) int {
 
 // Run enforces the plan and runs c under it; see the package function Run.
 func (pl *Plan) Run(c sandbox.Command) (sandbox.Result, error) { return Run(pl, c) }
-
-// describeWait says in words how a process ended.
-func describeWait(ws syscall.WaitStatus) string {
-	if ws.Signaled() {
-		return "killed by signal " + ws.Signal().String()
-	}
-	return fmt.Sprintf("exit status %d", ws.ExitStatus())
-}
