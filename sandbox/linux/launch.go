@@ -418,11 +418,21 @@ func waitEnd(done <-chan syscall.WaitStatus, stops <-chan syscall.Signal) {
 
 // terminalOf reports, for a path, whether it is the terminal f is open on
 // (the same device, however it is named; never /dev/tty, which is the
-// caller's controlling terminal, whatever that is).
+// caller's controlling terminal, whatever that is). f is read through
+// SyscallConn: Fd would make the user's terminal blocking for the shell
+// too, which shares its file description.
 func terminalOf(f *os.File) func(path string) bool {
-	dev, err := unix.IoctlGetUint32(int(f.Fd()), unix.TIOCGDEV)
+	none := func(string) bool { return false }
+	rc, err := f.SyscallConn()
 	if err != nil {
-		return func(string) bool { return false }
+		return none
+	}
+	var dev uint32
+	if err := rc.Control(func(fd uintptr) { dev, err = unix.IoctlGetUint32(int(fd), unix.TIOCGDEV) }); err != nil {
+		return none
+	}
+	if err != nil {
+		return none
 	}
 	return func(path string) bool {
 		if !strings.HasPrefix(path, "/dev/") {
