@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/wrun-dev/wrun/internal/ptyrelay"
 	"github.com/wrun-dev/wrun/verify"
 )
 
@@ -16,6 +17,10 @@ func init() {
 }
 
 func main() {
+	// Re-executed inside the sandbox as an interactive run's pty monitor
+	// (sandbox/linux forks it to lead the command's session), wrun only
+	// runs the command as that session's foreground job.
+	ptyrelay.MaybeMonitor()
 	// Run as `git` (a link verify mode puts first in the child's PATH),
 	// wrun only picks git's object directory and runs the real git.
 	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "git" {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wrun-dev/wrun/internal/ptyrelay"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -32,6 +33,20 @@ import (
 // left (unless --keep-background), stops the mediation (from then on the
 // calls it received fail with ENOSYS, so nothing left can change what the
 // checks after the run hold), and runs those checks.
+//
+// An interactive run (standard input a terminal whose foreground group is
+// wrun's) gets a terminal of its own through a pty relay
+// (internal/ptyrelay, whose doc says why and how): T1 forks the relay's
+// monitor (wrun's own binary, re-executed inside the sandbox) as the
+// leader of a new session whose controlling terminal is the relay's
+// inner one, and the monitor runs the command as that terminal's
+// foreground group. So the command shares no process group and no
+// session with wrun or anything else outside the sandbox, interactive or
+// not: kill(0), setpriority(PRIO_PGRP, 0) and the terminal's own signals
+// reach the sandbox's processes only. wrun copies bytes between the two
+// terminals, and follows the monitor's stops (^Z) with its own; all of
+// that runs on wrun's unrestricted threads, never on T1, which only
+// forks and waits.
 
 // Run enforces the plan and runs the command under it. It returns when the
 // command has exited and, unless KeepBackground is set, every process it
@@ -40,6 +55,21 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	if len(c.Argv) == 0 {
 		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: errors.New("no command")}
 	}
+	// nil, at the cost of one ioctl, unless the run is interactive. A
+	// relay that cannot be made refuses the run: without one the command
+	// would share wrun's process group and session.
+	relay, err := ptyrelay.Start(c.Stdin)
+	if err != nil {
+		return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: fmt.Errorf("giving the interactive command a terminal of its own: %w (a run whose standard input is not a terminal, e.g. </dev/null, needs none)", err)}
+	}
+	// Every path: the terminal gets its modes back. The run's end closes
+	// it earlier, once the command and what it left have ended.
+	defer relay.Close()
+	return run(pl, c, relay)
+}
+
+// run is Run with the interactive run's relay, or nil.
+func run(pl *Plan, c sandbox.Command, relay *ptyrelay.Relay) (sandbox.Result, error) {
 	for _, cr := range pl.Create {
 		if err := create(cr); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
@@ -58,17 +88,27 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 	if pl.audit {
 		aud = openAudit()
 	}
-	interactive := isForeground(c.Stdin)
+	interactive := relay != nil
 	started := make(chan startResult, 1)
 	done := make(chan syscall.WaitStatus, 1)
+	// With a relay, the monitor's stops (the command's ^Z), each with its
+	// signal; T1 sends them and waits on.
+	var stops chan syscall.Signal
+	if interactive {
+		stops = make(chan syscall.Signal)
+	}
 	// The launch goroutine starts first so that the runtime's creation of
 	// its thread overlaps with building the ruleset.
 	ready := make(chan *ruleset, 1)
-	go launch(pl, ready, c, interactive, started, done)
+	go launch(pl, ready, c, relay, started, stops, done)
 	var rs *ruleset
 	if pl.ABI > 0 {
+		rules := pl.Rules
+		if interactive {
+			rules = relayRules(rules, terminalOf(c.Stdin), relay.Slave().Name())
+		}
 		var err error
-		if rs, err = buildRuleset(pl.attr, fsRules(pl.Rules)); err != nil {
+		if rs, err = buildRuleset(pl.attr, fsRules(rules)); err != nil {
 			close(ready)
 			if aud != nil {
 				aud.finish(0)
@@ -94,7 +134,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		if err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
-		return Run(again, c)
+		return run(again, c, relay)
 	}
 	if sr.err != nil {
 		if rs != nil {
@@ -114,7 +154,7 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 			// The command waits in its first mediated call; it ends with
 			// the listener.
 			_ = unix.Kill(sr.pid, unix.SIGKILL)
-			<-done
+			waitEnd(done, stops)
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
 		sup.baseline.Store(int64(sr.filters))
@@ -123,6 +163,9 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 		rs.close()
 	}
 	pid := sr.pid
+	// The outer terminal goes raw and the copying starts: from here until
+	// the relay is closed, wrun writes nothing to the terminal.
+	relay.Started(pid)
 
 	var state syscall.WaitStatus
 	var warnings []string
@@ -132,15 +175,23 @@ wait:
 		select {
 		case state = <-done:
 			break wait
+		case sig := <-stops:
+			// The monitor stopped as the command did (^Z, or a stop
+			// signal sent inside): the terminal gets its modes back and
+			// wrun stops likewise, until its shell continues it (fg).
+			relay.Stopped(sig)
+			relay.Continued()
 		case s := <-c.Signals:
 			sig, ok := s.(syscall.Signal)
 			switch {
 			case !ok:
 			case !interactive:
 				_ = unix.Kill(-pid, sig)
-			case sig != unix.SIGINT && sig != unix.SIGQUIT:
-				// The terminal sent SIGINT and SIGQUIT to the command
-				// already.
+			default:
+				// The monitor passes it on to the command's group. SIGINT
+				// and SIGQUIT too: the outer terminal is raw, so the
+				// keyboard's ^C reached the command as a byte, and one
+				// wrun receives came from kill.
 				_ = unix.Kill(pid, sig)
 			}
 			// A request to end: the command gets KillAfter to do so.
@@ -153,6 +204,8 @@ wait:
 			grace = nil
 			warnings = append(warnings, fmt.Sprintf("the command did not end within %s of the signal (--kill-after): everything in the sandbox was killed", pl.Options.KillAfter))
 			if interactive {
+				// The monitor; the command dies with it (its
+				// PR_SET_PDEATHSIG), what it left below.
 				_ = unix.Kill(pid, unix.SIGKILL)
 			} else {
 				_ = unix.Kill(-pid, unix.SIGKILL)
@@ -169,6 +222,8 @@ wait:
 	if !pl.Options.KeepBackground {
 		pgid := pid
 		if interactive {
+			// The monitor's group holds only the monitor; what the
+			// command left, in any group, is wrun's child now.
 			pgid = 0
 		}
 		res.Killed = killLeftovers(pgid)
@@ -176,6 +231,11 @@ wait:
 		// is dumpable again, so that an enclosing wrun can mediate its
 		// calls after the run (it cannot read an undumpable process).
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+	}
+	// The command's last output drains (until what holds the inner
+	// terminal is gone), then the outer terminal gets its modes back.
+	if err := relay.Close(); err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
 	}
 	if sup != nil {
 		var faults int
@@ -260,17 +320,20 @@ type startResult struct {
 // from it (so inherits it), and the thread lives until the command exits,
 // which PR_SET_PDEATHSIG needs (the command's death signal fires when
 // the thread that forked it ends). The caller builds the ruleset
-// meanwhile and sends it on ready.
-func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool, started chan<- startResult, done chan<- syscall.WaitStatus) {
+// meanwhile and sends it on ready. With a relay the child is the relay's
+// monitor, and each of its stops is sent on stops; the caller handles
+// them on a thread of its own (this one may not signal wrun).
+func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.Relay, started chan<- startResult, stops chan<- syscall.Signal, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// The main thread is the one a signal to wrun's process finds:
 		// it must never share the command's domain. Another goroutine,
 		// on another thread, launches instead.
 		runtime.UnlockOSThread()
-		go launch(pl, ready, c, interactive, started, done)
+		go launch(pl, ready, c, relay, started, stops, done)
 		return
 	}
+	interactive := relay != nil
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
@@ -297,16 +360,17 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 	// syscall.ForkExec rather than os/exec: os/exec forks a throwaway
 	// child the first time it runs, to learn whether pidfds work, and
 	// wrun waits for its child with wait4 on this thread anyway.
-	files := []uintptr{c.Stdin.Fd(), c.Stdout.Fd(), c.Stderr.Fd()}
+	// With a relay, each descriptor on the user's terminal is the inner
+	// terminal instead (Replace), and the program is the monitor, which
+	// leads a session of its own with it (Apply) and runs path.
+	files := []uintptr{relay.Replace(c.Stdin).Fd(), relay.Replace(c.Stdout).Fd(), relay.Replace(c.Stderr).Fd()}
 	for _, f := range c.ExtraFiles { // the only other descriptors the child gets
-		files = append(files, f.Fd())
+		files = append(files, relay.Replace(f).Fd())
 	}
-	pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{
-		Dir:   p.Cwd,
-		Env:   p.Env,
-		Files: files,
-		Sys:   &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL},
-	})
+	sys := &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL}
+	relay.Apply(sys)
+	prog, argv := relay.Command("/proc/self/exe", path, c.Argv, len(files))
+	pid, err := syscall.ForkExec(prog, argv, &syscall.ProcAttr{Dir: p.Cwd, Env: p.Env, Files: files, Sys: sys})
 	runtime.KeepAlive(c)
 	if err != nil {
 		if listener >= 0 {
@@ -316,17 +380,72 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, interactive bool
 		if errors.Is(err, os.ErrNotExist) {
 			code = 127
 		}
-		started <- startResult{listener: -1, err: &sandbox.StartError{Code: code, Err: explainStart(c.Argv[0], err)}}
+		err = explainStart(c.Argv[0], err)
+		if interactive {
+			code, err = 125, fmt.Errorf("starting the pty relay's monitor (wrun itself, inside the sandbox): %w", err)
+		}
+		started <- startResult{listener: -1, err: &sandbox.StartError{Code: code, Err: err}}
 		return
 	}
 	started <- startResult{pid: pid, listener: listener, filters: filters, launch: unix.Gettid()}
+	// Stops are reported only with a relay: a run without one never
+	// stops wrun.
+	opts := 0
+	if interactive {
+		opts = syscall.WUNTRACED
+	}
 	var ws syscall.WaitStatus
 	for {
-		if _, err := syscall.Wait4(pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {
-			break
+		_, err := syscall.Wait4(pid, &ws, opts, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
 		}
+		if err == nil && ws.Stopped() {
+			stops <- ws.StopSignal()
+			continue
+		}
+		break
 	}
 	done <- ws
+}
+
+// waitEnd waits for the child's end, taking the stops reported meanwhile.
+func waitEnd(done <-chan syscall.WaitStatus, stops <-chan syscall.Signal) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-stops:
+		}
+	}
+}
+
+// terminalOf reports, for a path, whether it is the terminal f is open on
+// (the same device, however it is named; never /dev/tty, which is the
+// caller's controlling terminal, whatever that is). f is read through
+// SyscallConn: Fd would make the user's terminal blocking for the shell
+// too, which shares its file description.
+func terminalOf(f *os.File) func(path string) bool {
+	none := func(string) bool { return false }
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return none
+	}
+	var dev uint32
+	if err := rc.Control(func(fd uintptr) { dev, err = unix.IoctlGetUint32(int(fd), unix.TIOCGDEV) }); err != nil {
+		return none
+	}
+	if err != nil {
+		return none
+	}
+	return func(path string) bool {
+		if !strings.HasPrefix(path, "/dev/") {
+			return false
+		}
+		var st unix.Stat_t
+		return unix.Stat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR &&
+			unix.Major(st.Rdev) == unix.Major(uint64(dev)) && unix.Minor(st.Rdev) == unix.Minor(uint64(dev))
+	}
 }
 
 // lookPath finds argv0 the way a shell would, with the child's PATH. A
@@ -388,8 +507,10 @@ func explainStart(argv0 string, err error) error {
 // foreground and read what is typed there. In a session of its own it has
 // no controlling terminal (the kernel's guarantee), and /dev/tty fails
 // with ENXIO. Its session id is its pid, so it still leads the process
-// group wrun signals. A command given a terminal stays in wrun's session:
-// it holds that terminal anyway, and job control keeps working.
+// group wrun signals. A command given a terminal that is not interactive
+// (a terminal on stdout only, or wrun in the background) stays in wrun's
+// session, in a process group of its own: it holds that terminal anyway.
+// An interactive one has a session of its own, the relay's.
 func detach(interactive bool, c sandbox.Command) bool {
 	if interactive {
 		return false
@@ -403,16 +524,6 @@ func detach(interactive bool, c sandbox.Command) bool {
 		}
 	}
 	return true
-}
-
-// isForeground reports whether stdin is a terminal whose foreground process
-// group is wrun's: an interactive run.
-func isForeground(stdin *os.File) bool {
-	if stdin == nil {
-		return false
-	}
-	pgrp, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP)
-	return err == nil && pgrp == unix.Getpgrp()
 }
 
 // children lists wrun's direct children (reparented orphans included).
@@ -467,11 +578,3 @@ func killLeftovers(pgid int) int {
 
 // Run enforces the plan and runs c under it; see the package function Run.
 func (pl *Plan) Run(c sandbox.Command) (sandbox.Result, error) { return Run(pl, c) }
-
-// describeWait says in words how a process ended.
-func describeWait(ws syscall.WaitStatus) string {
-	if ws.Signaled() {
-		return "killed by signal " + ws.Signal().String()
-	}
-	return fmt.Sprintf("exit status %d", ws.ExitStatus())
-}

@@ -257,6 +257,33 @@ func fsRules(rules []policy.Rule) []fsRule {
 	return out
 }
 
+// relayRules are the command's Landlock rules for a run whose terminal a
+// pty relay replaces (internal/ptyrelay). A rule on the user's terminal
+// (outer reports it: the policy grants what descriptors 0-2 are open on)
+// goes: the command no longer holds that terminal, and could otherwise
+// read its keystrokes beside the relay. The relay's inner terminal,
+// slave, which the command holds on descriptor 0 (and on 1 and 2 where
+// they were the user's terminal), gets a terminal's rights instead, so
+// that reopening /dev/stdout works as it does without a relay. And wrun's
+// own binary may be read and executed, as the relay's monitor is: wrun
+// re-executed inside the sandbox as /proc/self/exe, whose rule the kernel
+// attaches to the binary's inode, so a binary replaced on disk since wrun
+// started still works. The binary is no secret and the rule gives no
+// write; the monitor runs with the command's rights only.
+func relayRules(rules []policy.Rule, outer func(path string) bool, slave string) []policy.Rule {
+	out := make([]policy.Rule, 0, len(rules)+2)
+	for _, r := range rules {
+		if !outer(r.Path) {
+			out = append(out, r)
+		}
+	}
+	return append(out,
+		policy.Rule{Path: slave, Access: policy.Device, Source: "relay",
+			Why: "the pty relay's terminal, the command's in place of the user's: its standard streams, which it may reopen (/dev/stdout)"},
+		policy.Rule{Path: "/proc/self/exe", Access: policy.ReadFile | policy.Execute, Source: "relay",
+			Why: "wrun itself: the pty relay's monitor, which leads the command's session"})
+}
+
 // Summary says in one line what enforces the policy.
 func (pl *Plan) Summary() string {
 	var parts []string

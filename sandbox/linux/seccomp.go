@@ -259,6 +259,11 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	// a pseudo-terminal the command made, which Landlock checks against
 	// /dev/pts (hidden): wrun performs it. Where signals are not scoped,
 	// FIOSETOWN and SIOCSPGRP, whose target sits in memory, are refused.
+	// TIOCSCTTY and TIOCSPGRP pass: an interactive run's pty relay
+	// (launch.go) needs them in the sandbox, where its monitor makes the
+	// relay's terminal its session's and gives the command its
+	// foreground; the kernel lets a process set only its own session's
+	// terminal, and the command holds no terminal of wrun's session then.
 	ioctl := newAsm().arg(1).eq(ioctlTIOCSTI, "deny").eq(ioctlTIOCLINUX, "deny")
 	if s.Signals || !s.Mediate && !s.Nested {
 		ioctl.eq(ioctlFIOSETOWN, "deny").eq(ioctlSIOCSPGRP, "deny")
