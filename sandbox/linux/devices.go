@@ -167,6 +167,19 @@ func (d *devices) openPtmx(c *notice, e entry, flags uint64) {
 	c.installFD(fd, flags&unix.O_CLOEXEC != 0)
 }
 
+// adopt records the terminal at path (/dev/pts/N, made outside the
+// sandbox for it: the pty relay's inner one) as the sandbox's own.
+func (d *devices) adopt(path string) {
+	name, ok := strings.CutPrefix(path, "/dev/pts/")
+	var st unix.Stat_t
+	if !ok || unix.Stat(path, &st) != nil {
+		return
+	}
+	d.mu.Lock()
+	d.ptys[name] = ptyID{st.Ino, st.Ctim}
+	d.mu.Unlock()
+}
+
 // ours reports whether the terminal name (st its slave) is one the
 // sandbox made.
 func (d *devices) ours(name string, st *unix.Stat_t) bool {

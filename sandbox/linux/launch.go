@@ -158,6 +158,12 @@ func run(pl *Plan, c sandbox.Command, relay *ptyrelay.Relay) (sandbox.Result, er
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
 		}
 		sup.baseline.Store(int64(sr.filters))
+		if relay != nil {
+			// The relay's inner terminal is the sandbox's own: reopened
+			// through /dev/pts/N (or with O_TRUNC, which wrun performs
+			// below Landlock ABI 3) it is the command's.
+			sup.dev.adopt(relay.Slave().Name())
+		}
 		go sup.run()
 	} else if rs != nil {
 		rs.close()

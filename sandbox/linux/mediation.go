@@ -120,7 +120,11 @@ func (s *supervisor) openWith(c *notice, spec callSpec, flags uint64, mode uint3
 		c.continueCall() // opens nothing that writes
 		return
 	}
-	truncating := flags&unix.O_TRUNC != 0 && s.pl.attr.handledFS&llTruncate == 0
+	// Below Landlock ABI 3 (no truncate right) an open that truncates
+	// must be made by wrun only when it reads: O_RDONLY|O_TRUNC truncates
+	// without Landlock's write check, where any open for writing passes
+	// it (so /dev/stdout, a magic link, stays the kernel's to open).
+	truncating := readTruncates(flags) && s.pl.attr.handledFS&llTruncate == 0
 	must = must || truncating
 	path, err := c.path(spec.path)
 	if err != nil {

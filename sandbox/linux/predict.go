@@ -39,6 +39,9 @@ func (pl *Plan) platform() access.Platform {
 		// carved for the command and refused by the mediation: nothing
 		// above them loses a right.
 		pf.Protection, pf.MaskHidden, pf.Installed = access.ProtectExact, true, nil
+		// Below ABI 3 wrun decides truncation itself (truncate(2) and
+		// O_RDONLY|O_TRUNC): the grant's model checks it.
+		pf.Unhandled &^= policy.Truncate
 	}
 	if pl.ABI == 0 {
 		pf.Unhandled, pf.Installed = policy.All, nil
@@ -53,6 +56,7 @@ func (pl *Plan) accessModel() *access.Model { return access.New(pl.Policy, pl.pl
 func (pl *Plan) kernelModel() *access.Model {
 	pf := pl.platform()
 	pf.Protection, pf.MaskHidden, pf.Installed = access.ProtectCarved, false, pl.Rules
+	pf.Unhandled = policy.All &^ fromLandlock(pl.attr.handledFS)
 	if pl.ABI == 0 {
 		pf.Installed = nil
 	}

@@ -244,6 +244,13 @@ func procFDPath(path string, pid, tgid int) (int, bool) {
 	return n, true
 }
 
+// readTruncates reports whether an open with flags truncates a file it
+// opens only for reading (O_RDONLY|O_TRUNC), which no Landlock write
+// right checks below ABI 3.
+func readTruncates(flags uint64) bool {
+	return flags&unix.O_TRUNC != 0 && flags&unix.O_ACCMODE == unix.O_RDONLY
+}
+
 // procFile is the path of a file of /proc that path names through
 // /proc/self or /proc/thread-self (the caller's process tgid, thread
 // tid), for the kernel model to predict; false for any other path, and

@@ -39,8 +39,10 @@ type seccompSpec struct {
 	// performs them: pathname UNIX sockets outside the sandbox stay out of
 	// reach below Landlock ABI 9.
 	Sockets bool `json:"sockets,omitempty"`
-	// Truncate: Landlock has no truncate right (ABI < 3): truncate and
-	// opens with O_TRUNC (O_RDONLY|O_TRUNC too) are all performed.
+	// Truncate: Landlock has no truncate right (ABI < 3): truncate(2)
+	// goes to wrun, and so does every open with O_TRUNC, and wrun performs
+	// the ones that open for reading (O_RDONLY|O_TRUNC: no write right
+	// is checked for them).
 	Truncate bool `json:"truncate,omitempty"`
 	// Signals: Landlock does not scope signals (ABI < 6): every signal to
 	// another process is sent by wrun after its target is checked.

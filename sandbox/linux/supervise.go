@@ -671,7 +671,7 @@ func (s *supervisor) forNarrower(c *notice, spec callSpec) {
 		if spec.flags >= 0 {
 			flags = c.args()[spec.flags]
 		}
-		if flags&unix.O_TRUNC != 0 && s.pl.attr.handledFS&llTruncate == 0 {
+		if readTruncates(flags) && s.pl.attr.handledFS&llTruncate == 0 {
 			c.answer(-1, unix.EPERM)
 			return
 		}
