@@ -171,7 +171,9 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		}
 	}
 	sum, err := run.Run(cfg)
-	held.Release() // the run is over: its directories are free
+	if sum.Linger == nil {
+		held.Release() // the run is over: its directories are free
+	}
 	rec.write(stderr, &sum, report)
 	switch {
 	case rf.jsonFD > 0:

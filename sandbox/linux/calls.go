@@ -144,4 +144,6 @@ func refusedNewCalls() []uint32 {
 const (
 	sysSetxattrat    = 463
 	sysRemovexattrat = 466
+	sysOpenTreeAttr  = 467
+	sysFileSetattr   = 469
 )

@@ -232,7 +232,7 @@ wait:
 			// command left, in any group, is wrun's child now.
 			pgid = 0
 		}
-		res.Killed = killLeftovers(pgid)
+		res.Killed = killLeftovers(pgid, sr.filters)
 		// Nothing of the command's is left to read wrun's memory: wrun
 		// is dumpable again, so that an enclosing wrun can mediate its
 		// calls after the run (it cannot read an undumpable process).
@@ -249,7 +249,7 @@ wait:
 			// What the command left goes on being mediated (by the
 			// keeper: cmd/wrun) until the last of it ends.
 			res.Denials, faults = sup.snapshot()
-			res.Linger = func() { linger(sup) }
+			res.Linger = func() { linger(sup, sr.filters) }
 		} else {
 			// Nothing is left; a call still waiting fails with ENOSYS.
 			res.Denials, faults = sup.stop()
@@ -293,7 +293,10 @@ wait:
 // become /dev/null (whoever reads the run's output sees it end), it reaps
 // every process that ends (wrun is their subreaper) until none is left,
 // then stops the mediation.
-func linger(sup *supervisor) {
+func linger(sup *supervisor, filters int) {
+	// No check after the run follows: from now on every protected name
+	// is refused when it is made.
+	sup.guard.strict.Store(true)
 	if null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
 		for fd := 0; fd <= 2; fd++ {
 			_ = unix.Dup3(null, fd, 0)
@@ -301,16 +304,22 @@ func linger(sup *supervisor) {
 		unix.Close(null)
 	}
 	for {
-		_, err := unix.Wait4(-1, nil, unix.WALL, nil)
-		if err == unix.ECHILD {
+		kids := sandboxChildren(filters)
+		if len(kids) == 0 {
 			break
 		}
-		if err != nil && err != unix.EINTR {
+		// One at a time: an orphan that arrives meanwhile is found on
+		// the next round; a child of wrun's own is never waited for.
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(kids[0], &ws, unix.WALL, nil); err != nil && err != unix.EINTR && err != unix.ECHILD {
 			break
 		}
 	}
 	sup.stop()
 	sup.dev.cleanup()
+	for _, pr := range sup.pl.Sweep {
+		_, _ = sweep(pr) // what a kept process made before strict, if anything
+	}
 }
 
 type startResult struct {
@@ -533,6 +542,24 @@ func detach(interactive bool, c sandbox.Command) bool {
 }
 
 // children lists wrun's direct children (reparented orphans included).
+// sandboxChildren are wrun's children in the sandbox: those with at least
+// the command's seccomp filters (filters), which no process sheds. A
+// process wrun had before the run (its parent's, inherited by an exec)
+// is not one of them. Without a filter to tell them apart, every child.
+func sandboxChildren(filters int) []int {
+	kids := children()
+	if filters <= 0 {
+		return kids
+	}
+	out := kids[:0]
+	for _, k := range kids {
+		if filterCount(k) >= filters {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func children() []int {
 	var out []int
 	tasks, _ := os.ReadDir("/proc/self/task")
@@ -553,8 +580,9 @@ func children() []int {
 // killLeftovers ends every process the command left behind: its process
 // group (if it has its own), then, repeatedly, every child reparented to
 // wrun (a subreaper), including ones that called setsid. It returns how
-// many it ended.
-func killLeftovers(pgid int) int {
+// many it ended. A child wrun had before the run (fewer filters than the
+// command's) is not the command's: it is left alone.
+func killLeftovers(pgid, filters int) int {
 	killed := 0
 	for round := 0; round < 1000; round++ {
 		if pgid > 0 {
@@ -565,7 +593,7 @@ func killLeftovers(pgid int) int {
 		if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); errors.Is(err, unix.ECHILD) {
 			return killed
 		}
-		kids := children()
+		kids := sandboxChildren(filters)
 		if len(kids) == 0 {
 			return killed
 		}

@@ -365,12 +365,36 @@ func (s *supervisor) open2(c *notice, spec callSpec) {
 		c.answer(-1, unix.EPERM)
 		return
 	}
+	if errors.Is(oerr, unix.ELOOP) && how.Resolve&(unix.RESOLVE_NO_MAGICLINKS|unix.RESOLVE_NO_SYMLINKS) == 0 {
+		// A magic link the caller did not refuse: what it names is the
+		// resolving process's. ENOSYS: the caller falls back to openat,
+		// which resolves it as itself.
+		c.answer(-1, unix.ENOSYS)
+		return
+	}
 	if oerr != nil {
 		c.answer(-1, errnoOf(oerr))
 		return
 	}
 	c.hold(fd)
+	if selfRelative(fd) {
+		c.answer(-1, unix.ENOSYS)
+		return
+	}
 	c.installFD(fd, how.Flags&unix.O_CLOEXEC != 0)
+}
+
+// selfRelative reports whether fd, opened by wrun for the command, may be
+// a file whose meaning depends on who opened it: anything in /proc
+// (/proc/self is wrun's there) and any character device (/dev/tty is
+// wrun's terminal). The command opens those itself (openat), as itself.
+func selfRelative(fd int) bool {
+	var fs unix.Statfs_t
+	if unix.Fstatfs(fd, &fs) != nil || fs.Type == unix.PROC_SUPER_MAGIC {
+		return true
+	}
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFCHR
 }
 
 // open2Watched performs an openat2 without resolve flags that writes, as

@@ -93,7 +93,12 @@ func (s *supervisor) member(c *notice, pid int) (pidfd int, ok bool) {
 		}
 		if pp == s.self {
 			// Its parent is wrun: it is the command, or an orphan of the
-			// command's that wrun, its subreaper, took in.
+			// command's that wrun, its subreaper, took in, if it runs
+			// under the command's filters (a child wrun had before the
+			// run does not).
+			if base := int(s.baseline.Load()); base > 0 && filterCount(cur) < base {
+				return -1, false
+			}
 			return fd, alive(curfd)
 		}
 		if pp <= 1 {

@@ -99,6 +99,13 @@ const (
 	ioctlTIOCGPTPEER = 0x5441
 	ioctlFIOSETOWN   = 0x8901
 	ioctlSIOCSPGRP   = 0x8902
+	// Inode flags and project ids (chattr, FS_IOC_FSSETXATTR): metadata
+	// Landlock has no hook for, set on any descriptor the command holds.
+	ioctlFSSetFlags     = 0x40086602 // FS_IOC_SETFLAGS
+	ioctlFSSetFlags32   = 0x40046602 // FS_IOC32_SETFLAGS
+	ioctlFSSetVersion   = 0x40087602 // FS_IOC_SETVERSION
+	ioctlFSSetVersion32 = 0x40047602 // FS_IOC32_SETVERSION
+	ioctlFSSetXattr     = 0x401c5820 // FS_IOC_FSSETXATTR
 )
 
 // fcntl commands the filter decides.
@@ -259,17 +266,20 @@ func filterRules(s seccompSpec) map[uint32]rule {
 
 	// ioctl: no terminal input injection. TIOCGPTPEER opens the slave of
 	// a pseudo-terminal the command made, which Landlock checks against
-	// /dev/pts (hidden): wrun performs it. Where signals are not scoped,
-	// FIOSETOWN and SIOCSPGRP, whose target sits in memory, are refused.
+	// /dev/pts (hidden): wrun performs it. FIOSETOWN and SIOCSPGRP name
+	// the owner of a socket's I/O signals in memory the filter cannot
+	// read (the launch thread's id would do: its signals reach wrun's
+	// whole process), so they are refused; so are the ioctls that set an
+	// inode's flags or project id, metadata no Landlock right covers.
 	// TIOCSCTTY and TIOCSPGRP pass: an interactive run's pty relay
 	// (launch.go) needs them in the sandbox, where its monitor makes the
 	// relay's terminal its session's and gives the command its
 	// foreground; the kernel lets a process set only its own session's
 	// terminal, and the command holds no terminal of wrun's session then.
-	ioctl := newAsm().arg(1).eq(ioctlTIOCSTI, "deny").eq(ioctlTIOCLINUX, "deny")
-	if s.Signals || !s.Mediate && !s.Nested {
-		ioctl.eq(ioctlFIOSETOWN, "deny").eq(ioctlSIOCSPGRP, "deny")
-	}
+	ioctl := newAsm().arg(1).eq(ioctlTIOCSTI, "deny").eq(ioctlTIOCLINUX, "deny").
+		eq(ioctlFIOSETOWN, "deny").eq(ioctlSIOCSPGRP, "deny").
+		eq(ioctlFSSetFlags, "deny").eq(ioctlFSSetFlags32, "deny").eq(ioctlFSSetVersion, "deny").
+		eq(ioctlFSSetVersion32, "deny").eq(ioctlFSSetXattr, "deny")
 	if s.Mediate {
 		ioctl.eq(ioctlTIOCGPTPEER, "notify")
 	}
@@ -282,6 +292,12 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	set(newAsm().arg(0).set(unix.CLONE_NEWUSER, "deny").ret(retAllow).at("deny").ret(retEPERM).rule(),
 		unix.SYS_UNSHARE, unix.SYS_CLONE)
 	rules[unix.SYS_CLONE3] = ret(retENOSYS)
+	// file_setattr (Linux 6.17) sets inode flags and project ids by
+	// path, metadata no Landlock right covers: answered as on a kernel
+	// without it (callers fall back to the ioctl, refused above).
+	// open_tree_attr clones mounts, as open_tree does.
+	rules[sysFileSetattr] = ret(retENOSYS)
+	rules[sysOpenTreeAttr] = ret(retEPERM)
 
 	// Other processes' limits, priorities and scheduling: the caller's own
 	// (0) pass; wrun checks any other target (mediation), or it is
@@ -343,14 +359,19 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	rules[unix.SYS_PIDFD_SEND_SIGNAL] = ret(notify(retEPERM))
 	rules[unix.SYS_PIDFD_OPEN] = argIn(0, []uint32{launch, self}, retEPERM, retAllow)
 	// fcntl: an owner for I/O signals. F_SETOWN_EX can name a thread (the
-	// launch thread) in memory the filter cannot read: refused. Where
-	// signals are not scoped, F_SETOWN goes to wrun, which lets only the
-	// caller's own process or group through.
-	fcntl := newAsm().arg(1).eq(fcntlSetOwnEx, "deny")
+	// launch thread) in memory the filter cannot read: refused. F_SETOWN
+	// takes a process, but the kernel looks up any thread's id, and the
+	// launch thread's signals reach wrun's whole process: refused for it.
+	// Where signals are not scoped, F_SETOWN goes to wrun, which lets
+	// only the caller's own process or group through.
+	fcntl := newAsm().arg(1).eq(fcntlSetOwnEx, "deny").eq(fcntlSetOwn, "setown").ret(retAllow).
+		at("setown").arg(2).eq(launch, "deny").eq(self, "deny")
 	if s.Signals {
-		fcntl.eq(fcntlSetOwn, "notify")
+		fcntl.ret(retNotify)
+	} else {
+		fcntl.ret(retAllow)
 	}
-	rules[unix.SYS_FCNTL] = fcntl.ret(retAllow).at("deny").ret(retEPERM).at("notify").ret(retNotify).rule()
+	rules[unix.SYS_FCNTL] = fcntl.at("deny").ret(retEPERM).rule()
 
 	if s.Mediate {
 		for _, c := range mediatedCalls() {

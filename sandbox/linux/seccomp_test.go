@@ -199,7 +199,8 @@ func TestSeccompIoctl(t *testing.T) {
 		}
 		// TIOCGPTPEER is performed by the mediation (Landlock checks the
 		// slave it opens against /dev/pts); FIOSETOWN names an owner in
-		// memory, refused where signals are not scoped.
+		// memory (the launch thread would do), refused everywhere, as are
+		// the inode flag ioctls.
 		want := uint32(retAllow)
 		if spec.Mediate {
 			want = retNotify
@@ -207,12 +208,10 @@ func TestSeccompIoctl(t *testing.T) {
 		if got := runFilter(t, spec, data(unix.SYS_IOCTL, 3, ioctlTIOCGPTPEER, 0)); got != want {
 			t.Errorf("%+v: TIOCGPTPEER: %s, want %s", spec, retName(got), retName(want))
 		}
-		want = retAllow
-		if spec.Signals || !spec.Mediate && !spec.Nested {
-			want = retEPERM
-		}
-		if got := runFilter(t, spec, data(unix.SYS_IOCTL, 3, ioctlFIOSETOWN, 0)); got != want {
-			t.Errorf("%+v: FIOSETOWN: %s, want %s", spec, retName(got), retName(want))
+		for _, req := range []uint64{ioctlFIOSETOWN, ioctlSIOCSPGRP, ioctlFSSetFlags, ioctlFSSetFlags32, ioctlFSSetXattr, ioctlFSSetVersion} {
+			if got := runFilter(t, spec, data(unix.SYS_IOCTL, 3, req, 0)); got != retEPERM {
+				t.Errorf("%+v: ioctl %#x: %s, want EPERM", spec, req, retName(got))
+			}
 		}
 	}
 }
@@ -430,6 +429,10 @@ func TestSeccompSignals(t *testing.T) {
 		{"pidfd_open(other)", data(unix.SYS_PIDFD_OPEN, other, 0), retAllow, retAllow},
 		{"fcntl(F_SETOWN_EX)", data(unix.SYS_FCNTL, 3, unix.F_SETOWN_EX, 0x1000), retEPERM, retEPERM},
 		{"fcntl(F_SETOWN)", data(unix.SYS_FCNTL, 3, unix.F_SETOWN, other), retAllow, retNotify},
+		{"fcntl(F_SETOWN, launch)", data(unix.SYS_FCNTL, 3, unix.F_SETOWN, launch), retEPERM, retEPERM},
+		{"fcntl(F_SETOWN, wrun)", data(unix.SYS_FCNTL, 3, unix.F_SETOWN, self), retEPERM, retEPERM},
+		{"fcntl(F_SETOWN, launch) with high bits", data(unix.SYS_FCNTL, 3, unix.F_SETOWN, hi|launch), retEPERM, retEPERM},
+		{"fcntl(F_SETFL)", data(unix.SYS_FCNTL, 3, unix.F_SETFL, launch), retAllow, retAllow},
 		{"fcntl(F_GETOWN_EX)", data(unix.SYS_FCNTL, 3, unix.F_GETOWN_EX, 0x1000), retAllow, retAllow},
 	}
 	for _, tt := range tests {

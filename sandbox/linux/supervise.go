@@ -814,6 +814,23 @@ type guarded struct {
 	// pinned are directories that may not be moved, removed or replaced
 	// (a repository's gitdir), though their contents may change.
 	pinned map[devIno]policy.Protected
+	// strict refuses every protected name, also one only checked after
+	// the run: set while wrun keeps serving what a --keep-background run
+	// left, when no check after the run will come.
+	strict atomic.Bool
+}
+
+// neverMade are protected names git's own work never creates in a git
+// dir (a linked worktree's are made by git worktree, in worktrees/, a
+// new entry there): one the command creates is refused when it is made,
+// so that nothing waits for the check after the run, which a wrun that
+// is killed never makes.
+func neverMade(name string) bool {
+	switch name {
+	case "commondir", "gitdir", "config.worktree", "remotes", "branches":
+		return true
+	}
+	return false
 }
 
 type nameKey struct {
@@ -850,7 +867,7 @@ func (g *guarded) refuses(e entry, st *unix.Stat_t) (policy.Protected, bool) {
 	if pr, ok := g.inodes[e.dirID]; ok {
 		return pr, true
 	}
-	if pr, ok := g.names[nameKey{e.dirID, e.name}]; ok && (pr.Exists || pr.Create != policy.CreateNone) {
+	if pr, ok := g.names[nameKey{e.dirID, e.name}]; ok && (pr.Exists || pr.Create != policy.CreateNone || neverMade(e.name) || g.strict.Load()) {
 		return pr, true
 	}
 	if st != nil {
