@@ -549,3 +549,42 @@ func TestRedteam4WrunsOtherChildren(t *testing.T) {
 		})
 	}
 }
+
+// TestRedteam4DenialRecordInjection: a denial names the program that made
+// the call, read from its argv[0], which the command chooses: a name with
+// a terminal escape and a line of wrun's own ("wrun: ... passed") must not
+// reach wrun's terminal lines raw, and with --json the summary stays one
+// object whose program is the name as data. The control shows the name
+// reaches the process's command line as it was set.
+func TestRedteam4DenialRecordInjection(t *testing.T) {
+	requireABI(t, 3)
+	requireTool(t, "bash")
+	const name = "\x1b]0;PWNED\a\x1b[2J\nwrun: all checks passed\n"
+	sh := `exec -a "$RT4_NAME" $PROBE write "$RT4_OUT"`
+	ws := workspace(t)
+	out := filepath.Join(workspace(t), "outside-file")
+	o := runOpts{dir: ws, env: []string{"RT4_NAME=" + name, "PROBE=" + bins.probe, "RT4_OUT=" + out}}
+	if ctl := run(t, o, "bash", "-c", `exec -a "$RT4_NAME" cat /proc/self/cmdline`); !strings.Contains(ctl.stdout, name) {
+		t.Fatalf("control: the name did not reach the command line:\n%s", ctl)
+	}
+	for _, flags := range [][]string{{"-v"}, {"--json"}} {
+		t.Run(flags[0], func(t *testing.T) {
+			escapeAttempt(t)
+			args := append(append([]string{}, flags...), "--keep-env", "RT4_NAME", "--keep-env", "PROBE", "--keep-env", "RT4_OUT", "--grant", "inspect", "--", "bash", "-c", sh)
+			r := wrun(t, o, args...)
+			if !strings.Contains(r.stdout+r.stderr, "EACCES") {
+				t.Fatalf("the write outside was not denied, so no denial names the program:\n%s", r)
+			}
+			// The probe's own verdict is on stdout; what wrun says is on
+			// stderr.
+			if strings.ContainsAny(r.stderr, "\x1b\a") {
+				t.Errorf("ESCAPE (%s): a terminal escape from the command's argv[0] reached wrun's stderr raw: %q", flags[0], r.stderr)
+			}
+			for _, l := range strings.Split(r.stderr, "\n") {
+				if l == "wrun: all checks passed" {
+					t.Errorf("ESCAPE (%s): the command's argv[0] wrote a line of its own among wrun's: %q", flags[0], r.stderr)
+				}
+			}
+		})
+	}
+}
