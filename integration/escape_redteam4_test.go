@@ -191,11 +191,11 @@ func TestRedteam4KeeperWritesAfterTheChecks(t *testing.T) {
 	base := escapeFixture(t)
 	sh := `mkdir evil && cp -r .git/objects .git/refs evil/ && ` +
 		`printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch %s/pwned; false"\n' "$F" > evil/config && ` +
-		`( sleep 1; echo ../evil > .git/commondir; touch "$F/planted" ) </dev/null >/dev/null 2>&1 &`
+		`( sleep 1; echo ../evil > .git/commondir; touch evil/planted ) </dev/null >/dev/null 2>&1 &`
 	effect := func(F string, r result) string {
 		// The leftover says when it is done (or gave up); then the keeper
 		// has nothing left to wait for.
-		for i := 0; i < 150 && !exists(filepath.Join(F, "planted")); i++ {
+		for i := 0; i < 60 && !exists(filepath.Join(F, "ws", "evil", "planted")); i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
 		time.Sleep(500 * time.Millisecond)
