@@ -68,6 +68,9 @@ func do(op string, args []string) error {
 	if ok, err := doUnix(op, args); ok {
 		return err
 	}
+	if ok, err := doRedteam4(op, args); ok {
+		return err
+	}
 	arg := func(i int) string {
 		if i < len(args) {
 			return args[i]
