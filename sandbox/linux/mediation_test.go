@@ -325,8 +325,8 @@ func TestMediationCreates(t *testing.T) {
 			want: unix.EACCES, effect: unchanged(".git/config", "[core]\n"), denial: ".git/config"},
 		{name: "remove the hooks", op: func(w, _ string) error { return unix.Rmdir(j(w, ".git/hooks")) },
 			want: unix.EACCES, denial: ".git/hooks"},
-		{name: "a commondir that must not remain (made, swept after the run)", op: func(w, _ string) error { return creat(j(w, ".git/commondir")) },
-			effect: made(".git/commondir", "made\n")},
+		{name: "a commondir, which git never makes in a git dir (refused when made)", op: func(w, _ string) error { return creat(j(w, ".git/commondir")) },
+			want: unix.EACCES, effect: absent(".git/commondir"), denial: ".git/commondir"},
 		{name: "an editor's save: write a temporary, rename it over the file", op: func(w, _ string) error {
 			if err := creat(j(w, ".README.swp")); err != nil {
 				return err

@@ -54,10 +54,9 @@ type performers struct {
 	rs    *ruleset
 	// work carries calls to idle threads.
 	work chan func()
-	// slots bounds the threads; idle counts those waiting for work.
+	// slots bounds the threads.
 	slots chan struct{}
 	mu    sync.Mutex
-	idle  int
 	// err is the first failure to make a thread: every call then fails.
 	err    error
 	closed bool

@@ -3,9 +3,6 @@
 package linux
 
 import (
-	"os"
-	"path/filepath"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/wrun-dev/wrun/access"
@@ -80,25 +77,6 @@ func openRights(flags uint64) policy.Access {
 	return a
 }
 
-// nodeRight is the right that makes a node of mode's kind (Landlock's
-// get_mode_access); 0 for a directory or a regular file, which Op.Dir
-// tells apart.
-func nodeRight(mode os.FileMode) policy.Access {
-	switch {
-	case mode&os.ModeSymlink != 0:
-		return policy.MakeSym
-	case mode&os.ModeNamedPipe != 0:
-		return policy.MakeFifo
-	case mode&os.ModeSocket != 0:
-		return policy.MakeSock
-	case mode&os.ModeCharDevice != 0:
-		return policy.MakeChar
-	case mode&os.ModeDevice != 0:
-		return policy.MakeBlock
-	}
-	return 0
-}
-
 // statRight is nodeRight for a stat's mode.
 func statRight(mode uint32) policy.Access {
 	switch mode & unix.S_IFMT {
@@ -128,16 +106,6 @@ func mknodRight(mode uint32) policy.Access {
 		return policy.MakeBlock
 	}
 	return policy.MakeReg
-}
-
-// resolveParent resolves symbolic links in every component but the last
-// (for a prediction only: the kernel decides the call).
-func resolveParent(p string) string {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
-	if err != nil {
-		return p
-	}
-	return filepath.Join(dir, filepath.Base(p))
 }
 
 // fromLandlock maps Landlock file system bits to the rights they stand for.
