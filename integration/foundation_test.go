@@ -818,3 +818,32 @@ func TestCapabilitiesDoNotReachTheChild(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessesAreBounded (issue 24, class 10): as a user, the command
+// starts with RLIMIT_NPROC at the user's processes plus 4096, where that
+// is lower than the limit it would have, so a fork bomb stops there (the
+// kernel counts every process of the user and exempts root's). Control:
+// bare, the limit is the user's own.
+func TestProcessesAreBounded(t *testing.T) {
+	modeUser.usable(t)
+	ws := modeDir(t, modeUser)
+	o := modeOpts(modeUser, ws)
+	limit := func(r result) string {
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(l, "Max processes") {
+				return strings.Fields(l)[2]
+			}
+		}
+		return ""
+	}
+	bare := run(t, o, "cat", "/proc/self/limits")
+	r := wrun(t, o, "--", "cat", "/proc/self/limits")
+	got, was := limit(r), limit(bare)
+	n, err := strconv.Atoi(got)
+	if err != nil || got == was {
+		t.Fatalf("the command's RLIMIT_NPROC is %q, bare %q: want a bound of its own\n%s", got, was, r)
+	}
+	if n < 4096 || n > 4096+65536 {
+		t.Errorf("the command's RLIMIT_NPROC is %d, want the user's processes plus 4096", n)
+	}
+}

@@ -349,6 +349,8 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.
 		return
 	}
 	interactive := relay != nil
+	// Counted while the caller builds the ruleset.
+	nproc := processBound()
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
@@ -385,7 +387,9 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.
 	sys := &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL}
 	relay.Apply(sys)
 	prog, argv := relay.Command("/proc/self/exe", path, c.Argv, len(files))
+	restore := nproc.apply()
 	pid, err := syscall.ForkExec(prog, argv, &syscall.ProcAttr{Dir: p.Cwd, Env: p.Env, Files: files, Sys: sys})
+	restore()
 	runtime.KeepAlive(c)
 	if err != nil {
 		if listener >= 0 {
@@ -575,6 +579,57 @@ func children() []int {
 		}
 	}
 	return out
+}
+
+// sandboxProcesses is how many processes the command may add to those
+// its user already runs (RLIMIT_NPROC counts every process of the user).
+const sandboxProcesses = 4096
+
+// procBound is the RLIMIT_NPROC the command starts with, if any.
+type procBound struct {
+	set bool
+	lim unix.Rlimit
+}
+
+// processBound bounds the command's processes: the user's current count
+// plus sandboxProcesses, where that is lower than the limit wrun has. The
+// kernel exempts root's processes from RLIMIT_NPROC (README, Limits):
+// nothing then.
+func processBound() procBound {
+	uid := os.Getuid()
+	var cur unix.Rlimit
+	if uid == 0 || unix.Getrlimit(unix.RLIMIT_NPROC, &cur) != nil {
+		return procBound{}
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return procBound{}
+	}
+	n := 0
+	for _, e := range ents {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+e.Name(), &st) == nil && int(st.Uid) == uid {
+			n++
+		}
+	}
+	want := uint64(n + sandboxProcesses)
+	if cur.Cur != unix.RLIM_INFINITY && cur.Cur <= want {
+		return procBound{}
+	}
+	return procBound{set: true, lim: unix.Rlimit{Cur: want, Max: cur.Max}}
+}
+
+// apply sets the bound for the fork (the limit is the whole process's,
+// and the child inherits it) and returns what puts wrun's back.
+func (b procBound) apply() func() {
+	var old unix.Rlimit
+	if !b.set || unix.Getrlimit(unix.RLIMIT_NPROC, &old) != nil || unix.Setrlimit(unix.RLIMIT_NPROC, &b.lim) != nil {
+		return func() {}
+	}
+	return func() { _ = unix.Setrlimit(unix.RLIMIT_NPROC, &old) }
 }
 
 // killLeftovers ends every process the command left behind: its process
