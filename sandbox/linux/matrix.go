@@ -196,10 +196,13 @@ func holdOf(f Features, key string, g grant.Grant, n Need) Cell {
 			return Cell{By: by, Note: "no PID namespace: processes can outlive a wrun killed with SIGKILL, but every call the mediation receives then fails with ENOSYS, so they can only write files they hold open"}
 		case f.Seccomp && outer:
 			return Cell{By: []string{mechOuter}, Note: "what outlives this wrun stays in the enclosing sandbox, whose checks run after it"}
-		case f.Seccomp:
+		case f.Seccomp && r.Scoped&llScopeSignal != 0:
 			// Nothing is mediated, so nothing depends on wrun: what
-			// outlives it keeps the Landlock domain and filter it had.
+			// outlives it keeps the Landlock domain and filter it had,
+			// and the signal scope keeps wrun's threads out of reach.
 			return Cell{By: []string{mechSeccomp, mechLandlock}, Note: "nothing is mediated: what outlives wrun keeps its Landlock domain and seccomp filter"}
+		case f.Seccomp:
+			return Cell{Refused: needMediation + ", or Landlock ABI 6 (Linux 6.12) (without either the command can signal any thread of wrun's, ending it before its checks after the run)"}
 		}
 		return Cell{Refused: "seccomp"}
 	case "shell.ipc":

@@ -331,8 +331,11 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	// the Go runtime preempts its own threads with it, often) pass.
 	self, launch := uint32(s.Self), uint32(s.Launch)
 	quiet := []uint32{0, uint32(unix.SIGURG)}
-	threadSignal := func(target uint32, sigArg int) rule {
-		a := newAsm().arg(0).eq(target, "deny")
+	threadSignal := func(sigArg int, targets ...uint32) rule {
+		a := newAsm().arg(0)
+		for _, t := range targets {
+			a.eq(t, "deny")
+		}
 		if s.Signals {
 			a.arg(sigArg)
 			for _, v := range quiet {
@@ -344,16 +347,16 @@ func filterRules(s seccompSpec) map[uint32]rule {
 		}
 		return a.at("deny").ret(retEPERM).at("allow").ret(retAllow).rule()
 	}
-	rules[unix.SYS_TKILL] = threadSignal(launch, 1)
-	rules[unix.SYS_TGKILL] = threadSignal(self, 2)
-	rules[unix.SYS_RT_SIGQUEUEINFO] = argIn(0, []uint32{launch}, retEPERM, retAllow)
+	rules[unix.SYS_TKILL] = threadSignal(1, launch, self)
+	rules[unix.SYS_TGKILL] = threadSignal(2, self)
+	rules[unix.SYS_RT_SIGQUEUEINFO] = argIn(0, []uint32{launch, self}, retEPERM, retAllow)
 	if s.Signals {
-		rules[unix.SYS_KILL] = newAsm().arg(0).eq(launch, "deny").arg(1).eq(0, "allow").ret(retNotify).
+		rules[unix.SYS_KILL] = newAsm().arg(0).eq(launch, "deny").eq(self, "deny").arg(1).eq(0, "allow").ret(retNotify).
 			at("deny").ret(retEPERM).at("allow").ret(retAllow).rule()
-		rules[unix.SYS_RT_SIGQUEUEINFO] = argIn(0, []uint32{launch}, retEPERM, retNotify)
+		rules[unix.SYS_RT_SIGQUEUEINFO] = argIn(0, []uint32{launch, self}, retEPERM, retNotify)
 		rules[unix.SYS_RT_TGSIGQUEUEINFO] = argIn(0, []uint32{self}, retEPERM, retNotify)
 	} else {
-		rules[unix.SYS_KILL] = argIn(0, []uint32{launch}, retEPERM, retAllow)
+		rules[unix.SYS_KILL] = argIn(0, []uint32{launch, self}, retEPERM, retAllow)
 		rules[unix.SYS_RT_TGSIGQUEUEINFO] = argIn(0, []uint32{self}, retEPERM, retAllow)
 	}
 	rules[unix.SYS_PIDFD_SEND_SIGNAL] = ret(notify(retEPERM))
