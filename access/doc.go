@@ -1,6 +1,6 @@
 // Package access says whether the kernel will allow an operation of a
 // sandboxed child under a policy.Policy, and if not, which right is missing
-// and which rule, hole or mount decided it. It is the one model of what a
+// and which rule, hole or protected path decided it. It is the one model of what a
 // plan allows: escalate asks it (Analyzer.Check, WouldDeny, Analyzer.Rights)
 // to explain denials, infer them from output and check alternatives, and
 // the exact observer in sandbox/linux asks it for every call it sees.
@@ -16,12 +16,16 @@
 //     move that would gain rights (EXDEV), rights the kernel's ABI does not
 //     handle (never denied, but for refer);
 //   - protected paths as the platform enforces them: carved holes, or
-//     read-only bind mounts whose mount points cannot be removed and whose
-//     metadata cannot change;
+//     exactly (on Linux where wrun mediates: the paths themselves
+//     cannot be written, removed or replaced and their metadata cannot
+//     change, while the directories above them keep their rights). The
+//     exact case keeps the vocabulary of the read-only bind mounts that
+//     once held it (CauseReadOnlyMount, CauseMountPoint, "mask");
 //   - the socket rules: TCP under Landlock, other families under seccomp,
 //     pathname and abstract UNIX sockets under the policy's IPC rules;
 //   - the cause of each missing right (Cause): no rule, a hole, a carved
-//     directory above a hole, a read-only mount, a mount point, a move
+//     directory above a hole, an exactly protected path (a "read-only
+//     mount") or one that cannot be removed (a "mount point"), a move
 //     that would gain rights, the kernel, the network or IPC rules.
 //
 // The facts that change the answer besides the policy (how protected paths

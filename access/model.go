@@ -14,7 +14,8 @@ type Protection int
 
 const (
 	// ProtectCarved: protected paths are holes carved out of the writable
-	// rules (no mount namespace; the usual case without root). A directory
+	// rules and nothing performs calls beside them (on Linux: where wrun
+	// does not mediate, as inside another wrun). A directory
 	// on the way down to a protected path loses the write rights on itself,
 	// so nothing new can be created directly in it (the workspace root,
 	// .git).
@@ -58,10 +59,11 @@ type Platform struct {
 	// the kernel gives them. The holes still name the cause of a denial.
 	Installed []policy.Rule
 	// MaskHidden: hidden paths with no rule at or beneath them
-	// (policy.Maskable) are covered by a mount the child can neither read
-	// nor list (the stage's mount namespace), rather than carved out of
-	// the rules: everything at and beneath them is denied, listing too,
-	// and the directories above them keep their rights.
+	// (policy.Maskable) are withheld whole, as a mount the child could
+	// neither read nor list would withhold them, rather than as carved
+	// holes: everything at and beneath them is denied, listing too, and
+	// the directories above them keep their rights (on Linux where wrun
+	// mediates, which performs the calls in those directories).
 	MaskHidden bool
 }
 
@@ -74,8 +76,9 @@ type Hole struct {
 }
 
 // Model says what the kernel allows under one policy as one platform
-// enforces it: allow rules, holes carved out of them, read-only mounts and
-// pinned directories, and the socket rules. It is safe for concurrent use;
+// enforces it: allow rules, holes carved out of them, exactly protected
+// paths (readOnly, "read-only mounts") and pinned directories, and the
+// socket rules. It is safe for concurrent use;
 // nothing in it changes after New.
 type Model struct {
 	rules        []policy.Rule

@@ -30,7 +30,8 @@ const (
 	// OpExec executes a file.
 	OpExec = "exec"
 	// OpChmod, OpChown, OpUtime and OpXattr change metadata, which Landlock
-	// does not control; only a read-only mount refuses them.
+	// does not control: an exactly protected path refuses them, and where
+	// wrun mediates they are made only inside the write scope.
 	OpChmod = "chmod"
 	OpChown = "chown"
 	OpUtime = "utime"
@@ -94,7 +95,8 @@ const (
 	// limits of a process outside the sandbox; Denial.Addr names it.
 	RightPriority = "set_priority"
 	// RightMetadata is changing a file's mode, owner, times or extended
-	// attributes, refused only on a read-only mount.
+	// attributes: refused on an exactly protected path and, where wrun
+	// mediates, outside the write scope.
 	RightMetadata = "change_metadata"
 )
 
@@ -103,8 +105,8 @@ const (
 const DirRights = policy.MakeChar | policy.MakeDir | policy.MakeReg | policy.MakeSock |
 	policy.MakeFifo | policy.MakeBlock | policy.MakeSym | policy.RemoveDir | policy.RemoveFile | policy.Refer
 
-// WriteRights are the rights that change the file system: what a
-// read-only mount refuses.
+// WriteRights are the rights that change the file system: what an
+// exactly protected path refuses.
 const WriteRights = policy.Write | policy.MakeChar | policy.MakeBlock
 
 // nodeRights are the rights that make a node of each kind.
@@ -175,12 +177,13 @@ const (
 	// (or an entry made in such a directory after the rules were carved).
 	// Cause.Path is the hole, when one is known.
 	CauseCarved CauseKind = "carved"
-	// CauseReadOnlyMount: the place lies in a read-only bind mount of a
-	// protected path. Cause.Path is the mount.
+	// CauseReadOnlyMount: the place lies in an exactly protected path
+	// (the name is from the read-only bind mounts that once held them).
+	// Cause.Path is the protected path.
 	CauseReadOnlyMount CauseKind = "read-only-mount"
-	// CauseMountPoint: the entry is a mount point (a protected path or a
-	// pinned directory), which cannot be removed or replaced (EBUSY).
-	// Cause.Path is the mount.
+	// CauseMountPoint: the entry is an exactly protected path or a pinned
+	// directory, which cannot be removed or replaced (as a mount point
+	// cannot, whence the name). Cause.Path is that path.
 	CauseMountPoint CauseKind = "mount-point"
 	// CauseGain: a move across directories would give the moved entry
 	// rights it does not have where it is (Landlock refuses it, EXDEV).

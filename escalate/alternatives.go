@@ -108,7 +108,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 			equivalent = applySet(equivalent, map[string]string{"shell": "full"})
 		}
 	case KindAllowUnix:
-		// The socket the hands refused, as it resolved it: one path.
+		// The socket wrun refused, as it resolved it: one path.
 		target := filepath.Clean(f.d.Path)
 		if f.d.Path == "" || !filepath.IsAbs(target) {
 			return Alternative{}, false

@@ -19,8 +19,8 @@ const (
 	// ProtectCarved: protected paths are holes carved out of the writable
 	// rules (see access.ProtectCarved).
 	ProtectCarved = access.ProtectCarved
-	// ProtectExact: protected paths are read-only bind mounts (see
-	// access.ProtectExact).
+	// ProtectExact: protected paths are refused exactly, by wrun's
+	// mediation (see access.ProtectExact).
 	ProtectExact = access.ProtectExact
 )
 
@@ -113,7 +113,8 @@ func (a *Analyzer) argv() []string { return a.facts.Argv }
 
 // platform is what the access model needs to know of the platform.
 func (f Facts) platform() access.Platform {
-	// Where protected paths are mounted, the stage masks hidden paths too.
+	// Where protected paths are held exactly (wrun mediates), hidden paths
+	// are withheld whole too (access.Platform.MaskHidden).
 	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectExact}
 }
 

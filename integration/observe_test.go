@@ -73,8 +73,9 @@ func TestObserverReportsExactDenials(t *testing.T) {
 			t.Errorf("missing denial %q in %+v", k, ob.Denials)
 		}
 	}
-	// Control: with the observer off the kernel still refuses, and nothing
-	// is reported — the observer never decides.
+	// Control: with the observer off the kernel still refuses (Landlock
+	// holds the write; --observe=off silences the records, not the
+	// refusal), and nothing exact is reported.
 	ob, _ = runObserved(t, runOpts{dir: ws}, "--observe=off", "--", "sh", "-c", "echo x > "+outside)
 	if exists(outside) {
 		t.Fatal("without the observer the write went through")

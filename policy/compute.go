@@ -129,10 +129,10 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	p.add(Rule{Path: "/dev/tty", Access: Device, Source: "grant", Why: "the controlling terminal, for interactive use", Optional: true})
 	// New pseudo-terminals (shells, expect-style tests, pty libraries).
 	// Opening /dev/ptmx makes a new pair; it reaches no other terminal.
-	// The pairs' other ends (/dev/pts/N) stay hidden here: on Linux the
-	// stage mounts a devpts instance of the sandbox's own over /dev/pts
-	// and opens it to the child (see sandbox/linux), so the child sees
-	// its own terminals only.
+	// The pairs' other ends (/dev/pts/N) stay hidden here: on Linux
+	// wrun's mediation opens /dev/pts/N for the child only for a pair the
+	// sandbox made (sandbox/linux, devices.go), so the child reaches its
+	// own terminals only.
 	p.add(Rule{Path: "/dev/ptmx", Access: Device, Source: "grant", Why: "new pseudo-terminals (a new pair; no other terminal)", Optional: true})
 	// The home directory is hidden but for what toolchains need; the
 	// workspace, the temp dir and what the options name are granted

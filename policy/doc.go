@@ -2,11 +2,14 @@
 // sandboxed child may do, in platform-neutral terms that sandbox/linux and
 // sandbox/darwin enforce.
 //
-// A Policy says which paths the child may read, write or execute and why,
-// which paths are hidden (the home directory but for what toolchains need,
-// files no other user may read) or protected (git config and
-// hooks), what the network and IPC scopes are, and the exact environment
-// the child gets.
+// A Policy says which paths the child may read, write or execute and why
+// (reads are named: the system's directories, the workspace and its
+// project, the toolchains and PATH, what --allow-read names), which paths
+// inside those are hidden (credential stores, files no other user may
+// read; the top-level directories no rule names) or protected inside
+// writable trees (what git reads that can run a program, start-up files,
+// wrun's own config), what the network and IPC scopes are, and the exact
+// environment the child gets.
 //
 // Data flows one way: grant.Grant plus facts about the host (Host) go in, a
 // Policy comes out. Verify mode's write scope comes from package verify,

@@ -108,8 +108,9 @@ type Config struct {
 	// KeepBackground leaves processes the command started in the
 	// background running after it exits (and its temp dir in place).
 	KeepBackground bool
-	// NoObserve switches off the exact denial observer; denials are then
-	// inferred from the command's stderr. A nested run always has it off.
+	// NoObserve switches off the exact denial records (the mediation
+	// still runs: it holds part of the grant); denials are then inferred
+	// from the command's stderr. A nested run always has it off.
 	NoObserve bool
 	// KillAfter: after wrun forwards a SIGTERM, SIGINT or SIGHUP, the
 	// command has this long to end; then everything in the sandbox is

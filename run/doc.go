@@ -11,8 +11,9 @@
 //   - host facts: the workspace, the home directories, the extra paths, all
 //     checked and canonical, and a private temp dir for each attempt;
 //   - the policy (package policy), planned for this operating system by a
-//     Platform (Native selects the Linux one, Landlock and seccomp, by build
-//     tags; elsewhere wrun refuses to run rather than run unsandboxed);
+//     Platform (Native selects it by build tags: Landlock and seccomp on
+//     Linux, a Seatbelt profile under sandbox-exec on macOS; elsewhere
+//     one that refuses to run rather than run unsandboxed);
 //   - verify's steps before and after the command (package verify), the
 //     command itself with signals forwarded to it, and what was denied,
 //     observed or inferred, turned into an escalation request (package
@@ -28,8 +29,10 @@
 // A program that uses Run must, like cmd/wrun, keep its main goroutine on
 // the main thread (runtime.LockOSThread in init: the Linux launcher's
 // restricted thread must never be the main one) and call Init first
-// thing. In verify mode the running program also serves as the child's
-// git shim and Go cache program, which only the wrun executable does.
+// thing. The running program is also re-executed as an interactive run's
+// pty monitor (internal/ptyrelay.MaybeMonitor, first thing in main), and
+// in verify mode serves as the child's git shim and Go cache program,
+// which only the wrun executable does.
 //
 // There is no package-level state: runs are independent of each other.
 package run

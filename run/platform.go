@@ -9,7 +9,8 @@ import (
 // one this program was built for; tests and harnesses may pass their own
 // in Spec.Platform.
 type Platform interface {
-	// Name names the enforcement ("landlock"; "none" where there is none).
+	// Name names the enforcement ("landlock", "seatbelt"; "none" where
+	// there is none).
 	// The child sees it as WRUN_SANDBOX.
 	Name() string
 	// Prepare plans the enforcement of p. When the kernel cannot enforce
@@ -32,10 +33,11 @@ type Plan interface {
 }
 
 // Native returns the platform this program was built for: Landlock and
-// seccomp on Linux; elsewhere, one that refuses to run anything.
+// seccomp on Linux, Seatbelt on macOS; elsewhere, one that refuses to run
+// anything.
 func Native() Platform { return native() }
 
 // Init prepares the calling process for running sandboxed commands: on
-// Linux it marks every inherited file descriptor above 2 close-on-exec, so
-// none reaches a child. Call it first thing in main.
+// Linux and macOS it marks every inherited file descriptor above 2
+// close-on-exec, so none reaches a child. Call it first thing in main.
 func Init() error { return initProcess() }

@@ -17,8 +17,9 @@
 // The steps are carried out by Prepare and Session.Finish. The one that
 // matters is the git quarantine (quarantine.go): new objects go to a
 // directory of the run, registered as an alternate object directory
-// before the child starts, and are checked against their names before
-// they are moved into the repository, so the child can neither change an
+// before the child starts, and wrun copies each into the repository and
+// checks its copy against the object's name (the child's file is never
+// moved or linked in), so the child can neither change an
 // existing object nor leave a ref to an object the repository lacks.
 // Git finds the quarantine through a shim (gitshim.go) only for the
 // workspace's repository. ServeGoCache is the go command's cache program
@@ -31,9 +32,10 @@
 // stable slot per workspace, emptied and locked (tempdir_unix.go), so
 // tools that key caches on TMPDIR (go test) hit them.
 //
-// It also owns git repository discovery (the gitdir of a normal clone, and
-// the gitdir and common dir of a linked worktree), which the policy layer
-// uses to protect a repository's config and hooks under write grants.
+// It also owns git repository discovery (the git dir of a clone, the git
+// dir and common dir of a linked worktree or submodule, git dirs of any
+// name: IsGitDir), which the policy layer uses to protect what git reads
+// that can run a program in every repository a writable tree holds.
 //
 // Nothing here calls the kernel's sandboxing interfaces.
 package verify

@@ -1,7 +1,10 @@
 // Package envlist reads environment lists: the "NAME=value" slices that
 // os.Environ returns and exec.Cmd.Env takes. wrun passes the invoking
-// environment around as such a list, never through the process's own
-// environment, so that what a policy depends on is an explicit input.
+// environment to the policy and the run as such a list (run.Config.Env),
+// so that what a policy depends on is an explicit input. A few switches
+// of wrun's own process are still read from its environment where they
+// are used (WRUN_SANDBOX, WRUN_LANDLOCK_ABI and WRUN_SIMULATE, the
+// keeper's descriptors, WRUN_SESSION, COLUMNS).
 package envlist
 
 import "strings"

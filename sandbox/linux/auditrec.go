@@ -166,8 +166,8 @@ func (l *auditLog) finishEvent(serial string) {
 		case a["saddr"] != "":
 			d.addr = a["saddr"] + ":" + a["src"]
 		case a["opid"] != "":
-			// A process signalling itself: one of the stage's threads
-			// (the launch thread is in the sandbox's domain) reaching
+			// A process signalling itself: one of wrun's threads (the
+			// launch thread is in the sandbox's domain) reaching
 			// another, the Go runtime's work, not the command's.
 			if opid, _ := strconv.Atoi(a["opid"]); opid == pid && pid > 0 {
 				continue
@@ -198,11 +198,11 @@ func (l *auditLog) flush() {
 	}
 }
 
-// ours are the domains created by pid restrictor: the stage makes the
-// sandbox's and either, beside it, the hands' (handsLater), with the same
-// rules, or a layer nested in it that the command runs in
-// (shieldFromHands). A denial is recorded under the domain or layer that
-// refused it, so the command's are under any of them.
+// ours are the domains created by pid restrictor (wrun's pid, as the
+// audit records give it): the launch thread's, which the command's
+// processes inherit, and any other a thread of wrun made for itself. A
+// denial is recorded under the domain or layer that refused it, so the
+// command's are under any of them.
 func (l *auditLog) ours(restrictor int) []string {
 	var ids []string
 	for id, d := range l.domains {

@@ -46,8 +46,8 @@ func privateDevices() []privateDevice {
 	}
 }
 
-// maxPtys bounds the terminals the sandbox may hold at once (the stage's
-// devpts had max=256).
+// maxPtys bounds the terminals the sandbox may hold at once, as a devpts
+// instance's max=256 would.
 const maxPtys = 256
 
 // ptyID identifies a terminal the sandbox made: its slave's inode and the

@@ -1,8 +1,10 @@
 // Package linux enforces a policy.Policy on Linux with Landlock and a
 // seccomp filter on every machine, and with wrun's own mediation of the
 // calls those two cannot decide where seccomp user notification is there.
-// It starts no second program: the command is forked from a locked OS
-// thread of wrun's (the launch thread), restricted first.
+// It starts no second program before the command: the command is forked
+// from a locked OS thread of wrun's (the launch thread), restricted
+// first; an interactive run's command is started by the pty relay's
+// monitor (wrun's own binary, re-executed inside the sandbox: launch.go).
 //
 // The parts, each a file or two:
 //
@@ -13,7 +15,7 @@
 //     it says which mechanism holds it on a machine (Landlock, carved
 //     rules, seccomp, the mediation, an enclosing wrun) or that nothing
 //     does; NewPlan runs, refuses or degrades from it alone, and the
-//     README's table is generated from it.
+//     table in docs/linux.md is generated from it (TestREADMEMatrix).
 //   - plan.go: NewPlan, the one model of what holds what: the Landlock
 //     ruleset (hidden and protected paths carved out), the seccomp
 //     filter's spec, the directories the mediation performs in, the paths

@@ -5,7 +5,7 @@ package linux
 // nothing can. NewPlan decides from Holds alone (it runs, refuses with
 // exit 125, or with --best-effort runs degraded), and records the cells
 // it decided on in the plan; wrun doctor shows this machine's row, explain
-// names the mechanism of each protection, and the README's matrix is
+// names the mechanism of each protection, and the matrix in docs/linux.md is
 // MatrixMarkdown: Holds run over simulated machines. Like abi.go it makes
 // no system call and has no build tag.
 
@@ -57,7 +57,7 @@ type Hold struct {
 	Cell
 }
 
-// Mechanism names, short, as the README's matrix uses them.
+// Mechanism names, short, as the matrix in docs/linux.md uses them.
 const (
 	mechLandlock  = "Landlock"
 	mechCarved    = "carved rules"
@@ -391,7 +391,7 @@ func MatrixEnvs() []Features {
 	return out
 }
 
-// MatrixMarkdown is the README's support matrix, generated from Holds:
+// MatrixMarkdown is the support matrix of docs/linux.md, generated from Holds:
 // ABIs of a row kind with equal cells are merged.
 func MatrixMarkdown() string {
 	var b strings.Builder
@@ -444,7 +444,7 @@ func MatrixMarkdown() string {
 }
 
 // RefusalReasons lists, once each, every reason the matrix refuses for,
-// with the protection it is about: the README prints them under the
+// with the protection it is about: docs/linux.md prints them under the
 // matrix.
 func RefusalReasons() []string {
 	seen := map[string]bool{}

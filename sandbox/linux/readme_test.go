@@ -6,19 +6,20 @@ import (
 	"testing"
 )
 
-// TestREADMEMatrix: the README's support matrix is the one the code
-// decides by (MatrixMarkdown, RefusalReasons). WRUN_UPDATE_README=1
+// TestREADMEMatrix: the support matrix in docs/linux.md is the one the
+// code decides by (MatrixMarkdown, RefusalReasons). WRUN_UPDATE_README=1
 // rewrites it.
 func TestREADMEMatrix(t *testing.T) {
+	const page = "../../docs/linux.md"
 	const begin, end = "<!-- support matrix: generated from sandbox/linux/matrix.go -->\n", "<!-- end of support matrix -->"
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(b)
 	i, j := strings.Index(readme, begin), strings.Index(readme, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no support matrix between %q and %q", begin, end)
+		t.Fatalf("%s has no support matrix between %q and %q", page, begin, end)
 	}
 	var want strings.Builder
 	want.WriteString("\n" + MatrixMarkdown() + "\nWhy a cell is refused:\n\n")
@@ -32,10 +33,10 @@ func TestREADMEMatrix(t *testing.T) {
 	}
 	if os.Getenv("WRUN_UPDATE_README") == "1" {
 		out := readme[:i+len(begin)] + want.String() + readme[j:]
-		if err := os.WriteFile("../../README.md", []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("README.md's support matrix differs from the code's; WRUN_UPDATE_README=1 go test ./sandbox/linux -run TestREADMEMatrix rewrites it")
+	t.Errorf("%s: the support matrix differs from the code's; WRUN_UPDATE_README=1 go test ./sandbox/linux -run TestREADMEMatrix rewrites it", page)
 }
