@@ -116,7 +116,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	p.Hidden = append(p.Hidden, Hole{Path: "/dev", Withheld: All &^ ReadDir,
 		Why: "device nodes: only the few listed as readable or writable are open to the child"})
 	p.Hidden = append(p.Hidden, Hole{Path: "/dev/pts", Withheld: All &^ ReadDir,
-		Why: "the terminals outside the sandbox: reading one steals its keystrokes (on Linux the stage mounts a devpts of the sandbox's own here: its new pseudo-terminals only)"})
+		Why: "the terminals outside the sandbox: reading one steals its keystrokes (on Linux wrun opens /dev/pts/N only for a pair the sandbox made)"})
 	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
 		p.add(Rule{Path: d, Access: ReadFile | WriteExisting, Source: "grant", Why: "discarding output", Optional: true})
 	}

@@ -21,7 +21,7 @@ type unsupported struct{}
 func (unsupported) Name() string { return "none" }
 
 func (unsupported) Prepare(*policy.Policy, sandbox.Options) (Plan, error) {
-	return nil, fmt.Errorf("sandboxing on %s is not supported yet (Linux only; macOS Seatbelt support is planned)", runtime.GOOS)
+	return nil, fmt.Errorf("sandboxing on %s is not supported yet (Linux and macOS only)", runtime.GOOS)
 }
 
 func (unsupported) Doctor() []sandbox.Feature {

@@ -117,8 +117,9 @@ lives (wrun roster); a second writer into a live run's workspace is refused.
 
 Exit status: the command's own; 128+N if signal N killed it; 125 if wrun
 failed before the command started (bad flag, bad grant, unenforceable grant,
-missing path); 126 if the command could not be executed; 127 if it was not
-found.`
+missing path) or a step it must take after a successful command failed
+("wrun: FAILED after the run" says which); 126 if the command could not be
+executed; 127 if it was not found.`
 
 const examples = `  # read-only: look around, nothing can be written (the default grant)
   wrun -- git log -p

@@ -86,7 +86,7 @@ func Doctor(f Features) []sandbox.Feature {
 // matrix: the row's name, then each grant's verdict (a writable tree
 // holding a repository assumed).
 func doctorRows(f Features) []sandbox.Feature {
-	out := []sandbox.Feature{{Name: "matrix.row", Available: true, Detail: f.Name(), Consequence: "this machine's row of the support matrix (README, \"Support matrix\")"}}
+	out := []sandbox.Feature{{Name: "matrix.row", Available: true, Detail: f.Name(), Consequence: "this machine's row of the support matrix (docs/linux.md, \"Support matrix\")"}}
 	for _, g := range namedGrants() {
 		rs := refused(Holds(f, g.Grant, Need{CreateBeside: true}))
 		feat := sandbox.Feature{Name: "matrix." + g.Name, Available: len(rs) == 0, Detail: "--grant " + g.Name, Consequence: "runs in full"}
