@@ -684,7 +684,7 @@ func TestVerifyQuarantineSurvivesKilledWrun(t *testing.T) {
 	// of the command and in no process group of the run.
 	sh := "git fetch -q local || exit 1; (setsid " + strings.Join(bg, " ") + " </dev/null >/dev/null 2>&1 &); " +
 		"sleep 0.2; echo started; exec " + strings.Join(fg, " ")
-	cmd := exec.Command(bins.wrun, "--grant", "verify,network=off", "--allow-read", f.remote, "--", "sh", "-c", sh)
+	cmd := exec.Command(bins.wrun, wrunArgs(t, runOpts{dir: f.clone}, "--grant", "verify,network=off", "--allow-read", f.remote, "--", "sh", "-c", sh)...)
 	cmd.Dir = f.clone
 	out, err := cmd.StdoutPipe()
 	if err != nil {
