@@ -220,7 +220,7 @@ func (d *devices) openShm(c *notice, e entry, st unix.Stat_t, exists bool, flags
 	var fd int
 	var oerr error
 	if !s.perform(c, func() {
-		withUmask(umask, func() {
+		s.fs.withUmask(umask, func() {
 			fd, oerr = unix.Openat(e.dir, e.name, int(flags)|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, mode)
 		})
 	}) {

@@ -220,7 +220,7 @@ func (s *supervisor) openWith(c *notice, spec callSpec, flags uint64, mode uint3
 	var fd int
 	var oerr error
 	run := func() {
-		withUmask(umask, func() { fd, oerr = unix.Openat(e.dir, e.name, oflags, mode) })
+		s.fs.withUmask(umask, func() { fd, oerr = unix.Openat(e.dir, e.name, oflags, mode) })
 	}
 	if !fifo {
 		// An open that may create changes the directory: serialized with
@@ -290,7 +290,7 @@ func (s *supervisor) openTmpfile(c *notice, start int, path string, flags uint64
 	var fd int
 	var oerr error
 	if !s.perform(c, func() {
-		withUmask(umask, func() { fd, oerr = unix.Openat(dir, ".", int(flags)|unix.O_CLOEXEC, mode) })
+		s.fs.withUmask(umask, func() { fd, oerr = unix.Openat(dir, ".", int(flags)|unix.O_CLOEXEC, mode) })
 	}) {
 		return
 	}
@@ -360,7 +360,7 @@ func (s *supervisor) open2(c *notice, spec callSpec) {
 	var oerr error
 	c.performed = true
 	if err := s.asCmd.do(func() {
-		withUmask(umask, func() { fd, oerr = unix.Openat2(start, path, &h) })
+		s.fs.withUmask(umask, func() { fd, oerr = unix.Openat2(start, path, &h) })
 	}); err != nil {
 		c.answer(-1, unix.EPERM)
 		return
@@ -506,7 +506,7 @@ func (s *supervisor) make(c *notice, spec callSpec) {
 	umask := c.umask()
 	var perr error
 	if !s.perform(c, func() {
-		withUmask(umask, func() {
+		s.fs.withUmask(umask, func() {
 			switch spec.op {
 			case opMkdir:
 				perr = unix.Mkdirat(e.dir, e.name, mode&0o7777)

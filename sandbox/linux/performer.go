@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +20,12 @@ import (
 //
 //   - a file system context of its own (unshare(CLONE_FS)), so that the
 //     command's umask can be set on it for each call that creates, and a
-//     change of directory (a relative bind) touches no other thread;
+//     change of directory (a relative bind) touches no other thread.
+//     Where unshare is refused (a container's default seccomp profile
+//     refuses it without CAP_SYS_ADMIN) the context is wrun's: the calls
+//     that set a umask or a directory then take fsContext's lock, and
+//     put wrun's back (nothing else of wrun's makes files or depends on
+//     its directory while the command runs);
 //   - no capability at all (as root, wrun holds CAP_CHOWN, CAP_FOWNER,
 //     CAP_DAC_OVERRIDE, which the command does not) and no_new_privs;
 //     its uid and gids are wrun's, which are the command's (the command
@@ -60,12 +66,63 @@ type performers struct {
 	// err is the first failure to make a thread: every call then fails.
 	err    error
 	closed bool
+	// fs is the file system context the threads share where they cannot
+	// have one of their own.
+	fs *fsContext
+}
+
+// fsContext serializes umask and working-directory changes of performer
+// threads that share wrun's file system context (shared: unshare was
+// refused). cwd is wrun's own working directory, put back after each.
+type fsContext struct {
+	shared atomic.Bool
+	mu     sync.Mutex
+	cwd    int
+}
+
+// newFSContext holds wrun's working directory for fsContext.
+func newFSContext() *fsContext {
+	fs := &fsContext{cwd: -1}
+	if fd, err := unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		fs.cwd = fd
+	}
+	return fs
+}
+
+// withUmask runs f with the calling performer's umask set to mask.
+func (fs *fsContext) withUmask(mask int, f func()) {
+	if fs.shared.Load() {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+	}
+	old := unix.Umask(mask)
+	defer unix.Umask(old)
+	f()
+}
+
+// inDir runs f with the calling performer's working directory dir, and
+// puts it back.
+func (fs *fsContext) inDir(dir int, f func() error) error {
+	if fs.shared.Load() {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		if fs.cwd < 0 {
+			return unix.EPERM // wrun's own directory could not be put back
+		}
+		defer func() { _ = unix.Fchdir(fs.cwd) }()
+	} else {
+		defer func() { _ = unix.Chdir("/") }()
+	}
+	if err := unix.Fchdir(dir); err != nil {
+		return err
+	}
+	return f()
 }
 
 // newPerformers makes the pool; no thread starts, and build does not
 // run, before the first call.
-func newPerformers(build func() (*ruleset, error)) *performers {
-	return &performers{build: build, work: make(chan func()), slots: make(chan struct{}, maxPerformers)}
+func newPerformers(build func() (*ruleset, error), fs *fsContext) *performers {
+	return &performers{build: build, work: make(chan func()), slots: make(chan struct{}, maxPerformers), fs: fs}
 }
 
 // errNoPerformer is returned when no performer could be made.
@@ -130,7 +187,7 @@ func (p *performers) do(f func()) error {
 // says, then serves work until the pool closes.
 func (p *performers) thread(ready chan<- error) {
 	runtime.LockOSThread() // never unlocked: the runtime discards the thread
-	if err := becomePerformer(p.rs); err != nil {
+	if err := becomePerformer(p.rs, p.fs); err != nil {
 		ready <- fmt.Errorf("preparing a thread to perform the command's calls: %w", err)
 		return
 	}
@@ -156,9 +213,12 @@ func (p *performers) close() {
 }
 
 // becomePerformer prepares the calling (locked) thread.
-func becomePerformer(rs *ruleset) error {
+func becomePerformer(rs *ruleset, fs *fsContext) error {
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		return fmt.Errorf("unshare(CLONE_FS): %w", err)
+		if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("unshare(CLONE_FS): %w", err)
+		}
+		fs.shared.Store(true)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
@@ -172,13 +232,4 @@ func becomePerformer(rs *ruleset) error {
 		}
 	}
 	return nil
-}
-
-// withUmask runs f with the calling performer's umask set to mask: its
-// file system context is its own (becomePerformer), so no other thread
-// sees it.
-func withUmask(mask int, f func()) {
-	old := unix.Umask(mask)
-	defer unix.Umask(old)
-	f()
 }

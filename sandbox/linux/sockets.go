@@ -587,14 +587,16 @@ func (s *supervisor) bind(sc *sockCall) (int, unix.Errno) {
 	// socket keeps (getsockname).
 	c.performed = true
 	if err := s.asCmd.do(func() {
-		if cwd >= 0 {
-			if err := unix.Fchdir(cwd); err != nil {
-				ret, errno = -1, errnoOf(err)
-				return
-			}
-			defer func() { _ = unix.Chdir("/") }()
+		if cwd < 0 {
+			ret, errno = sockaddrCall(unix.SYS_BIND, sc.sock, sc.addr)
+			return
 		}
-		ret, errno = sockaddrCall(unix.SYS_BIND, sc.sock, sc.addr)
+		if err := s.fs.inDir(cwd, func() error {
+			ret, errno = sockaddrCall(unix.SYS_BIND, sc.sock, sc.addr)
+			return nil
+		}); err != nil {
+			ret, errno = -1, errnoOf(err)
+		}
 	}); err != nil {
 		return -1, unix.EPERM
 	}

@@ -89,10 +89,12 @@ type supervisor struct {
 	// perf performs the mediated calls (the writable trees whole), asCmd
 	// those made under the command's own rules (openat2).
 	perf, asCmd *performers
-	trees       *trees
-	guard       *guarded
-	dev         *devices
-	socks       *socketState
+	// fs is the performers' file system context, where they share wrun's.
+	fs    *fsContext
+	trees *trees
+	guard *guarded
+	dev   *devices
+	socks *socketState
 	// self is wrun's pid, launch the thread the command was forked from.
 	self, launch int
 	// baseline is the number of seccomp filters of a process of the
@@ -143,6 +145,7 @@ func newSupervisor(fd int, pl *Plan, launch int, cmd *ruleset) (*supervisor, err
 	s.guard = newGuarded(pl.Policy.Protected)
 	s.dev = newDevices()
 	s.socks = newSocketState(pl.Policy.IPC.UnixSockets)
+	s.fs = newFSContext()
 	s.perf = newPerformers(func() (*ruleset, error) {
 		if pl.ABI == 0 {
 			return nil, nil
@@ -152,8 +155,8 @@ func newSupervisor(fd int, pl *Plan, launch int, cmd *ruleset) (*supervisor, err
 			return nil, fmt.Errorf("the rules of the mediation: %w", err)
 		}
 		return rs, nil
-	})
-	s.asCmd = newPerformers(func() (*ruleset, error) { return cmd, nil })
+	}, s.fs)
+	s.asCmd = newPerformers(func() (*ruleset, error) { return cmd, nil }, s.fs)
 	return s, nil
 }
 
@@ -211,6 +214,9 @@ func (s *supervisor) stop() ([]sandbox.Denial, int) {
 	unix.Close(s.fd)
 	s.perf.close()
 	s.asCmd.close()
+	if s.fs.cwd >= 0 {
+		unix.Close(s.fs.cwd)
+	}
 	s.socks.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
