@@ -39,7 +39,7 @@ func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 		policy.Hole{Path: home + "/.cargo/credentials.toml", Withheld: policy.All &^ policy.ReadDir, Why: "credential store (crates registry token)"},
 	)
 	add("/dev/null", policy.ReadFile|policy.WriteExisting, "grant", "discarding output")
-	add(tmp, policy.ReadWrite, "grant", "private temp dir (TMPDIR), removed after the run")
+	add(tmp, policy.ReadWrite, "grant", "private temp dir (TMPDIR), emptied after the run")
 	if g.Files == grant.FilesWrite {
 		add(ws, policy.ReadWrite, "grant", "the workspace (files=write)")
 	}

@@ -56,6 +56,11 @@ type Host struct {
 	// hidden. A nil Scan searches nothing.
 	Identity Identity
 	Scan     []ScanRoot
+	// Search, when set, is that search already started
+	// (StartPrivateSearch) so that it overlaps with the launch's other
+	// work; Compute takes its result when it searched Scan for Identity,
+	// and searches itself otherwise.
+	Search *PrivateSearch
 	// Records are wrun's records of runs: the directory of the receipts
 	// and the roster of live runs. They are the user's, not the child's:
 	// hidden whole, neither readable nor writable (names listable, as in
@@ -195,7 +200,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	p.Hidden = resolveHoles(p.Hidden)
 	// Files only the child's identity may read, found by their modes.
 	if len(h.Scan) > 0 {
-		holes, _ := privateHoles(h.Scan, h.Identity)
+		holes := h.Search.holes(h.Scan, h.Identity)
 		p.Hidden = append(p.Hidden, holes...)
 	}
 	if g.Files == grant.FilesNone {
@@ -224,7 +229,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 
 	// Writes.
 	if h.TempDir != "" {
-		p.add(Rule{Path: h.TempDir, Access: ReadWrite, Source: "grant", Why: "private temp dir (TMPDIR), removed after the run"})
+		p.add(Rule{Path: h.TempDir, Access: ReadWrite, Source: "grant", Why: "private temp dir (TMPDIR), emptied after the run"})
 	}
 	if g.Files == grant.FilesWrite {
 		p.add(Rule{Path: h.Workdir, Access: ReadWrite, Source: "grant", Why: "the workspace (files=write)"})

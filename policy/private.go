@@ -48,6 +48,44 @@ func ScanRoots(uid int) []ScanRoot {
 	return []ScanRoot{{Path: "/etc"}}
 }
 
+// PrivateSearch is a search for private files (the holes Compute adds)
+// started before Compute, so that it runs while the launch does other
+// work: it is the largest single step of a launch as root.
+type PrivateSearch struct {
+	roots []ScanRoot
+	id    Identity
+	done  chan struct{}
+	found []Hole
+}
+
+// StartPrivateSearch starts searching roots for the files only id may
+// read, as Compute does for Host.Scan and Host.Identity. Give the result
+// to one launch only (Host.Search), started just before it: what is
+// hidden is what the search found then.
+func StartPrivateSearch(roots []ScanRoot, id Identity) *PrivateSearch {
+	s := &PrivateSearch{roots: slices.Clone(roots), id: Identity{Uid: id.Uid, Gids: slices.Clone(id.Gids)}, done: make(chan struct{})}
+	if len(roots) == 0 {
+		close(s.done) // nothing to search (not root)
+		return s
+	}
+	go func() {
+		defer close(s.done)
+		s.found, _ = privateHoles(s.roots, s.id)
+	}()
+	return s
+}
+
+// holes waits for the search and returns what it found when it searched
+// roots for id; otherwise (or with no search, s nil) it searches now.
+func (s *PrivateSearch) holes(roots []ScanRoot, id Identity) []Hole {
+	if s != nil && slices.Equal(s.roots, roots) && s.id.Uid == id.Uid && slices.Equal(s.id.Gids, id.Gids) {
+		<-s.done
+		return slices.Clone(s.found)
+	}
+	holes, _ := privateHoles(roots, id)
+	return holes
+}
+
 // entryKind is what a directory entry is, as far as the search cares.
 type entryKind uint8
 

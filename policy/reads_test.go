@@ -297,3 +297,45 @@ func TestPrivateFilesInPolicy(t *testing.T) {
 		t.Errorf("--allow-read does not open a private file")
 	}
 }
+
+// TestPrivateSearchAhead: a search started before Compute (Host.Search)
+// hides what an inline search hides, and only for the roots and identity
+// it searched: given another identity or other roots, Compute searches
+// again rather than take it.
+func TestPrivateSearchAhead(t *testing.T) {
+	h, _ := homeHost(t)
+	sys, other := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(sys, "shadow"), "root:x\n", 0o600)
+	write(t, filepath.Join(other, "key"), "k\n", 0o600)
+	uid := os.Geteuid()
+	h.Roots = []ReadRoot{{Path: sys, Why: "a system directory"}, {Path: other, Why: "another"}}
+	g, _ := grant.Parse("inspect")
+	tests := []struct {
+		name           string
+		search         *PrivateSearch
+		id             Identity
+		roots          []ScanRoot
+		shadow, keyRdb bool // readable
+	}{
+		{"inline", nil, Identity{Uid: uid}, []ScanRoot{{Path: sys}}, false, true},
+		{"ahead", StartPrivateSearch([]ScanRoot{{Path: sys}}, Identity{Uid: uid}), Identity{Uid: uid}, []ScanRoot{{Path: sys}}, false, true},
+		// Started for another user: it hid nothing; Compute searches.
+		{"ahead, another identity", StartPrivateSearch([]ScanRoot{{Path: sys}}, Identity{Uid: uid + 1, Gids: []int{-1}}), Identity{Uid: uid}, []ScanRoot{{Path: sys}}, false, true},
+		// Started on other roots: its holes are not this policy's.
+		{"ahead, other roots", StartPrivateSearch([]ScanRoot{{Path: other}}, Identity{Uid: uid}), Identity{Uid: uid}, []ScanRoot{{Path: sys}}, false, true},
+		{"ahead, no roots", StartPrivateSearch(nil, Identity{Uid: uid}), Identity{Uid: uid}, nil, true, true},
+	}
+	for _, tc := range tests {
+		h.Identity, h.Scan, h.Search = tc.id, tc.roots, tc.search
+		p, err := Compute(g, h, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readable(p, filepath.Join(sys, "shadow")); got != tc.shadow {
+			t.Errorf("%s: shadow readable %v, want %v", tc.name, got, tc.shadow)
+		}
+		if got := readable(p, filepath.Join(other, "key")); got != tc.keyRdb {
+			t.Errorf("%s: other/key readable %v, want %v", tc.name, got, tc.keyRdb)
+		}
+	}
+}

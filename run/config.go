@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -137,6 +138,11 @@ type Config struct {
 	StateMax int64
 	// Hooks are told what happens as it happens.
 	Hooks Hooks
+	// Search is the search for the files only this user may read
+	// (StartSearch), started by the caller as early as it can so that it
+	// overlaps with the caller's own work; the first attempt hides what
+	// it found. Nil: Run starts it as it begins. A retry searches again.
+	Search *policy.PrivateSearch
 }
 
 func (c *Config) check() error {

@@ -24,6 +24,24 @@ func StateDir() string {
 	return ""
 }
 
+// identity is who the child runs as: wrun's effective user and groups.
+func identity() policy.Identity {
+	id := policy.Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}
+	if gids, err := os.Getgroups(); err == nil {
+		id.Gids = append(id.Gids, gids...)
+	}
+	return id
+}
+
+// StartSearch starts the search for the files only this user's child may
+// read (policy.ScanRoots: as root, all of /etc), for Config.Search. It is
+// a launch's largest step as root; started first, it runs while the
+// caller reads its settings and registers the run.
+func StartSearch() *policy.PrivateSearch {
+	id := identity()
+	return policy.StartPrivateSearch(policy.ScanRoots(id.Uid), id)
+}
+
 // hostFacts gathers the facts the policy depends on and checks every path
 // s names.
 func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
@@ -59,10 +77,7 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 			h.Self = self
 		}
 	}
-	h.Identity = policy.Identity{Uid: os.Geteuid(), Gids: []int{os.Getegid()}}
-	if gids, err := os.Getgroups(); err == nil {
-		h.Identity.Gids = append(h.Identity.Gids, gids...)
-	}
+	h.Identity = identity()
 	h.Scan = policy.ScanRoots(h.Identity.Uid)
 	goos := s.OS
 	if goos == "" {

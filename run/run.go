@@ -209,6 +209,10 @@ func Run(cfg Config) (Summary, error) {
 		signal.Stop(sigs)
 	}()
 
+	search := cfg.Search
+	if search == nil {
+		search = StartSearch()
+	}
 	pl := cfg.platform()
 	sum := Summary{Sandbox: pl.Name(), RunID: cfg.RunID}
 	if sum.RunID == "" {
@@ -246,7 +250,9 @@ func Run(cfg Config) (Summary, error) {
 		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}
 
 	<-registered
-	out := attempt(&cfg, pl, g, h, o, c, b.Ceiling)
+	first := h
+	first.Search = search // retries search again
+	out := attempt(&cfg, pl, g, first, o, c, b.Ceiling)
 	fillSummary(&sum, out)
 	if out.err != nil {
 		return fail(out.code, out.err)

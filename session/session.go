@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"time"
 
@@ -28,7 +27,22 @@ import (
 // last one was made; an older store is removed when any session writes.
 const MaxAge = 24 * time.Hour
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9._-]{16,128}$`)
+// validID reports whether id is 16 to 128 letters, digits, '.', '_' or
+// '-'. A loop, not a regexp: compiling `{16,128}` took half a millisecond
+// of every launch's start, session or not.
+func validID(id string) bool {
+	if len(id) < 16 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Store is one session's remembered approvals, in a file of its own.
 type Store struct {
@@ -46,7 +60,7 @@ type file struct {
 // written nowhere. An id not of the form policy.EnvSession describes is
 // an error.
 func Open(dir, id string) (*Store, error) {
-	if !idRE.MatchString(id) {
+	if !validID(id) {
 		return nil, fmt.Errorf("%s: want 16 to 128 letters, digits, '.', '_' or '-' (an id the command cannot guess)", policy.EnvSession)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

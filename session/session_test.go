@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +55,20 @@ func TestStore(t *testing.T) {
 	}
 	if exp, err := Open(dir, id); err != nil || len(exp.Remembered()) != 0 {
 		t.Errorf("an expired session remembers %v (%v)", exp.Remembered(), err)
+	}
+}
+
+// TestValidID: the id check is the regexp ^[A-Za-z0-9._-]{16,128}$ it
+// replaced, at its bounds and for each class of character.
+func TestValidID(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9._-]{16,128}$`)
+	for _, id := range []string{
+		"", "short", strings.Repeat("a", 15), strings.Repeat("a", 16), strings.Repeat("Z", 128), strings.Repeat("9", 129),
+		"harness-0000000000000000", "a.b_c-d.e_f-g.h_i", "0123456789abcdef/", "0123456789abcdef\n", "0123456789abcdéf",
+		"0123456789 abcdef", "0123456789abcdef\x00", "0123456789ABCDEF+",
+	} {
+		if got, want := validID(id), re.MatchString(id); got != want {
+			t.Errorf("validID(%q) = %v, the regexp says %v", id, got, want)
+		}
 	}
 }

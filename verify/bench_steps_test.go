@@ -30,3 +30,19 @@ func BenchmarkStepQuarantineEmpty(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStepTempDir is the private temp dir of a run whose command
+// writes nothing there: its slot taken (emptied) and given back, in the
+// default temp directory as every run does.
+func BenchmarkStepTempDir(b *testing.B) {
+	ws := b.TempDir() // a workspace of this benchmark's own: its own slot
+	for b.Loop() {
+		t, err := OpenTempDir(ws)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := t.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -10,12 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
 // The private temp dir (TMPDIR) of a run is private and empty when the run
-// starts, and is removed after it; but its path is stable for a workspace,
+// starts, and is emptied after it; its path is stable for a workspace,
 // because tools key caches on it: the go command records the environment a
 // test reads (TMPDIR, through t.TempDir) in the key of its result, so a
 // path that changed on every run meant `go test` was never `(cached)`.
@@ -24,7 +25,9 @@ import (
 // workspace and N is the first of tempSlots slots whose lock (KEY-N.lock
 // beside it, flock) is free. The lock is held for the run, so concurrent
 // runs of one workspace never share a temp dir; the slot is emptied when
-// taken and when given back. Everything is done relative to a descriptor
+// taken and when given back (the directory and its lock file stay, so a
+// run makes no directory: see emptyIfSafe for when it is made anew).
+// Everything is done relative to a descriptor
 // of wrun-UID, a directory of this user with mode 0700 reached without
 // following links, and removal follows no link and opens up directories
 // the child locked (mode 000): whatever a child left, the next run starts
@@ -95,6 +98,14 @@ func openSlot(workdir string) (*TempDir, error) {
 			continue
 		}
 		t := &TempDir{Path: filepath.Join(base, name), Stable: true, dirfd: dfd, lock: lock}
+		// The slot directory the last run left, emptied, is used again
+		// when it is still a plain directory of this user's, mode 0700,
+		// no extended attribute (a default ACL) set: the run then makes
+		// and removes no directory (an ext4 mkdir and rmdir are the
+		// larger part of this step). Otherwise it is made anew.
+		if err := emptyIfSafe(dfd, name, uid); err == nil {
+			return t, nil
+		}
 		if err := removeAllAt(dfd, name); err != nil {
 			t.release()
 			return nil, fmt.Errorf("emptying %s: %w", t.Path, err)
@@ -109,8 +120,9 @@ func openSlot(workdir string) (*TempDir, error) {
 	return nil, errors.New("every temp dir slot of the workspace is in use")
 }
 
-// Close removes the temp dir (what the child left in it, following no
-// link) and gives the slot back.
+// Close empties the temp dir (removes what the child left in it,
+// following no link) and gives the slot back; a temp dir of this run
+// only is removed.
 func (t *TempDir) Close() error {
 	if t == nil {
 		return nil
@@ -124,16 +136,73 @@ func (t *TempDir) Close() error {
 		err = removeAllAt(dfd, filepath.Base(t.Path))
 		unix.Close(dfd)
 	} else {
-		err = removeAllAt(t.dirfd, filepath.Base(t.Path))
-		if err == nil {
-			// The lock file goes too, while locked: a run that opened it
-			// before sees it is no longer named (stillNamed).
-			unix.Unlinkat(t.dirfd, filepath.Base(t.Path)+".lock", 0)
-		}
+		// The slot stays, empty, with its lock file, for the workspace's
+		// next run (which checks it again). What the child made the
+		// directory itself (another mode, an attribute) the next run
+		// finds and makes it anew.
+		err = emptyAt(t.dirfd, filepath.Base(t.Path))
 		t.release()
 	}
 	if err != nil {
 		return fmt.Errorf("removing %s: %w", t.Path, err)
+	}
+	return nil
+}
+
+// emptyIfSafe empties the directory name in dirfd when it is one wrun
+// made for uid and nothing changed it into something else: a directory
+// (reached without following a link) owned by uid, mode 0700 exactly (no
+// setgid, sticky or other bit, no access ACL, whose mask shows in the
+// group bits) and no extended attribute but a security module's label (no
+// default ACL that would hand what the next child makes to others). An
+// error means it is not, or it could not be emptied: make it anew.
+func emptyIfSafe(dirfd int, name string, uid int) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o7777 != 0o700 {
+		return fmt.Errorf("%s is not a directory of this user with mode 0700", name)
+	}
+	if err := onlySecurityXattrs(fd); err != nil {
+		return err
+	}
+	return emptyFd(fd)
+}
+
+// emptyAt removes everything in the directory name of dirfd, following no
+// link, and leaves the directory.
+func emptyAt(dirfd int, name string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o700 != 0o700 {
+		// Not a directory wrun can list (the child locked it, or it is
+		// gone): removed whole, as before; the next run makes it.
+		return removeAllAt(dirfd, name)
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return emptyFd(fd)
+}
+
+// emptyFd removes every entry of the directory open on fd, following no
+// link.
+func emptyFd(fd int) error {
+	names, err := readDirNames(fd)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := removeAllAt(fd, n); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -164,4 +233,24 @@ func stillNamed(dirfd int, name string, fd int) bool {
 		return false
 	}
 	return a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// onlySecurityXattrs fails when the file open on fd has an extended
+// attribute other than a security module's label (security.*), or when
+// they cannot be listed.
+func onlySecurityXattrs(fd int) error {
+	var buf [256]byte
+	n, err := unix.Flistxattr(fd, buf[:])
+	if errors.Is(err, unix.ENOTSUP) {
+		return nil // the file system has none
+	}
+	if err != nil {
+		return err // ERANGE included: more than a label
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		if name != "" && !strings.HasPrefix(name, "security.") {
+			return fmt.Errorf("extended attribute %s", name)
+		}
+	}
+	return nil
 }

@@ -52,6 +52,9 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	if err != nil {
 		return err
 	}
+	// The search for private files (as root, all of /etc) runs while the
+	// settings are read and the run is registered.
+	search := run.StartSearch()
 	start := time.Now()
 	id := run.NewID(start) // the summary's, the receipt's and the roster entry's
 	// The escalation file is ready before the command starts: its
@@ -104,6 +107,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 		Confirm:        run.ConfirmOnTerminal,
 		Hooks:          hooks(pf.json, rf.verbose, escFile, stderr),
 		StateMax:       st.eff.CacheMax.V,
+		Search:         search,
 	}
 	st.apply(&cfg, rf.receiptFile)
 	for _, n := range st.eff.Notes {

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -171,7 +172,11 @@ func restrictForTest(t *testing.T, c kcase, dir string) error {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
 		// Never served: the filter sends nothing to it.
-		if _, err := loadFilter(buildFilter(seccompSpec{}), true, false); err != nil {
+		raw, err := bpf.Assemble(buildFilter(seccompSpec{}))
+		if err != nil {
+			return err
+		}
+		if _, err := loadFilter(raw, true, false); err != nil {
 			return fmt.Errorf("the enclosing filter: %w", err)
 		}
 	}

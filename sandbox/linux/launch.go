@@ -349,15 +349,23 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.
 		return
 	}
 	interactive := relay != nil
-	// Counted while the caller builds the ruleset.
+	// What needs no ruleset is done while the caller builds it: the
+	// first steps of the restriction, the filter's assembly, the count of
+	// the user's processes.
+	r := launchRestriction{auditLog: pl.audit, seccomp: pl.Features.Seccomp, spec: pl.seccomp,
+		listen: pl.mediate, waitKillable: pl.Features.WaitKillable}
+	prep, err := prepareLaunch(r)
 	nproc := processBound()
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
 	}
-	r := launchRestriction{rs: rs, auditLog: pl.audit, seccomp: pl.Features.Seccomp, spec: pl.seccomp,
-		listen: pl.mediate, waitKillable: pl.Features.WaitKillable}
-	listener, filters, err := restrictLaunch(r)
+	if err != nil {
+		started <- startResult{listener: -1, err: &sandbox.StartError{Code: 125, Err: err}}
+		return
+	}
+	r.rs = rs
+	listener, filters, err := applyLaunch(r, prep)
 	if err != nil {
 		if !errors.Is(err, errListenerTaken) {
 			err = &sandbox.StartError{Code: 125, Err: err}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,12 +51,42 @@ var errListenerTaken = errors.New("the seccomp listener is taken (another superv
 // then runs under. errListenerTaken means the thread has its Landlock
 // domain but no filter: it must not start the command.
 func restrictLaunch(r launchRestriction) (listener, filters int, err error) {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return -1, 0, fmt.Errorf("setting no_new_privs: %w", err)
-	}
-	if err := dropCapabilities(); err != nil {
+	prep, err := prepareLaunch(r)
+	if err != nil {
 		return -1, 0, err
 	}
+	return applyLaunch(r, prep)
+}
+
+// launchPrep is steps 1 and 2 done and the filter of step 4 assembled:
+// what the launch thread does while wrun still builds the ruleset.
+type launchPrep struct {
+	filter []bpf.RawInstruction // nil without seccomp
+}
+
+// prepareLaunch takes steps 1 and 2 on the calling, locked thread and
+// assembles its filter, which names the thread; r.rs is not needed yet.
+func prepareLaunch(r launchRestriction) (launchPrep, error) {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return launchPrep{}, fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return launchPrep{}, err
+	}
+	if !r.seccomp {
+		return launchPrep{}, nil
+	}
+	spec := r.spec
+	spec.Self, spec.Launch = unix.Getpid(), unix.Gettid()
+	raw, err := bpf.Assemble(buildFilter(spec))
+	if err != nil {
+		return launchPrep{}, fmt.Errorf("assembling the seccomp filter: %w", err)
+	}
+	return launchPrep{filter: raw}, nil
+}
+
+// applyLaunch takes steps 3 and 4 on the thread prepareLaunch prepared.
+func applyLaunch(r launchRestriction, prep launchPrep) (listener, filters int, err error) {
 	if r.rs != nil {
 		if err := restrictSelf(r.rs, r.auditLog); err != nil {
 			return -1, 0, err
@@ -64,9 +95,7 @@ func restrictLaunch(r launchRestriction) (listener, filters int, err error) {
 	if !r.seccomp {
 		return -1, 0, nil
 	}
-	spec := r.spec
-	spec.Self, spec.Launch = unix.Getpid(), unix.Gettid()
-	fd, err := loadFilter(buildFilter(spec), r.listen, r.waitKillable)
+	fd, err := loadFilter(prep.filter, r.listen, r.waitKillable)
 	if r.listen && errors.Is(err, unix.EBUSY) {
 		return -1, 0, errListenerTaken
 	}

@@ -512,11 +512,7 @@ type argumentCall struct {
 // user-notification file descriptor (close-on-exec), else -1.
 // waitKillable asks that, once wrun has received a call, only a fatal
 // signal interrupt the wait for its answer (Linux 5.19).
-func loadFilter(prog []bpf.Instruction, listener, waitKillable bool) (int, error) {
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return -1, fmt.Errorf("assembling the seccomp filter: %w", err)
-	}
+func loadFilter(raw []bpf.RawInstruction, listener, waitKillable bool) (int, error) {
 	fprog := unix.SockFprog{Len: uint16(len(raw)), Filter: (*unix.SockFilter)(unsafe.Pointer(&raw[0]))}
 	const seccompSetModeFilter = 1
 	var flags uintptr
