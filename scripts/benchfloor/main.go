@@ -4,12 +4,7 @@
 // status. What wrun costs above this is the price of the sandbox, not of
 // being a Go program that starts another.
 //
-// With -reexec it first re-executes itself once (/proc/self/exe), and that
-// second instance starts the command: the floor of any two-stage launcher,
-// such as wrun with its stage. Nothing else is done: no namespace, no
-// restriction.
-//
-//	benchfloor [-reexec] COMMAND [ARGS...]
+//	benchfloor COMMAND [ARGS...]
 package main
 
 import (
@@ -19,22 +14,8 @@ import (
 	"os/exec"
 )
 
-// stageArg0 marks the second instance under -reexec.
-const stageArg0 = "benchfloor:stage"
-
 func main() {
 	args := os.Args[1:]
-	if len(args) > 0 && args[0] == "-reexec" {
-		if len(args) < 2 {
-			usage()
-		}
-		// The second instance gets the command; it runs it as the plain
-		// floor does.
-		os.Exit(start("/proc/self/exe", append([]string{stageArg0}, args[1:]...)))
-	}
-	if os.Args[0] == stageArg0 {
-		args = os.Args[1:]
-	}
 	if len(args) < 1 {
 		usage()
 	}
@@ -42,7 +23,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchfloor [-reexec] COMMAND [ARGS...]")
+	fmt.Fprintln(os.Stderr, "usage: benchfloor COMMAND [ARGS...]")
 	os.Exit(125)
 }
 

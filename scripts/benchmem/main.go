@@ -1,11 +1,10 @@
 // Command benchmem measures the resident memory of wrun while it
 // supervises a command: it starts N copies of a wrun command line at once
 // (each running something that lasts, `sleep 1` say), samples
-// /proc/PID/status of every wrun process and of its stage (the process
-// named wrun-sandbox that wrun starts) until they exit, and prints a
-// Markdown table: the peak resident set (VmHWM) of wrun and of the stage,
-// and their resident set and proportional set size (Pss, shared pages
-// divided among the processes sharing them) halfway through the command.
+// /proc/PID/status of every wrun process until they exit, and prints a
+// Markdown table: the peak resident set (VmHWM) of wrun, and its
+// resident set and proportional set size (Pss, shared pages divided among
+// the processes sharing them) halfway through the command.
 //
 //	benchmem -n 100 -mid 500ms -- wrun --grant inspect -- sleep 1
 //
@@ -32,11 +31,10 @@ type mem struct {
 	seen          bool
 }
 
-// run is one wrun and its stage.
+// run is one wrun.
 type run struct {
-	wrun, stage mem
-	stagePID    int
-	err         error
+	wrun mem
+	err  error
 }
 
 func main() {
@@ -86,12 +84,6 @@ func main() {
 				continue
 			}
 			readInto(&r.wrun, c.Process.Pid, withPss)
-			if r.stagePID == 0 {
-				r.stagePID = stageOf(c.Process.Pid)
-			}
-			if r.stagePID > 0 {
-				readInto(&r.stage, r.stagePID, withPss)
-			}
 		}
 	}
 loop:
@@ -129,12 +121,11 @@ loop:
 		return mb(v[len(v)/2]), mb(v[len(v)-1])
 	}
 	wr := func(r run) mem { return r.wrun }
-	st := func(r run) mem { return r.stage }
 	hwm := func(m mem) int { return m.hwm }
 	rss := func(m mem) int { return m.rss }
 	pss := func(m mem) int { return m.pss }
 	fmt.Printf("| %s | %d |", name, *n)
-	for _, c := range [][2]any{{wr, hwm}, {wr, rss}, {wr, pss}, {st, hwm}, {st, rss}, {st, pss}} {
+	for _, c := range [][2]any{{wr, hwm}, {wr, rss}, {wr, pss}} {
 		med, mx := col(c[0].(func(run) mem), c[1].(func(mem) int))
 		fmt.Printf(" %s / %s |", med, mx)
 	}
@@ -179,26 +170,4 @@ func statusFields(path string, names ...string) map[string]int {
 		}
 	}
 	return out
-}
-
-// stageOf finds wrun's stage among pid's children: the one named
-// wrun-sandbox (0 when there is none yet, or no stage at all).
-func stageOf(pid int) int {
-	tasks, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	for _, t := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", t.Name(), "children"))
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			c, err := strconv.Atoi(f)
-			if err != nil {
-				continue
-			}
-			if comm, err := os.ReadFile(filepath.Join("/proc", f, "comm")); err == nil && strings.TrimSpace(string(comm)) == "wrun-sandbox" {
-				return c
-			}
-		}
-	}
-	return 0
 }
