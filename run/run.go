@@ -679,6 +679,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
 		Ceiling: &ceiling, Argv: c.Argv, Flags: cfg.Flags, RoleFlags: cfg.RoleFlags, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
 		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
+		WriteScope:  verify.WorktreeScope(policy.VerifyInput(g, h, o)),
 	})
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())

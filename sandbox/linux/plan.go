@@ -144,6 +144,9 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	pl.Rules = rules
 	pl.Notes = append(pl.Notes, notes...)
 	pl.Mediated = carvedDirs(p.Rules, holes)
+	if pl.mediate {
+		pl.Mediated = withEntryDirs(pl.Mediated, p.Rules)
+	}
 	pl.need = Need{CreateBeside: len(pl.Mediated) > 0 && p.Grant.Files == grant.FilesWrite}
 	switch {
 	case len(pl.Mediated) == 0:
@@ -228,6 +231,20 @@ func carvedDirs(rules []policy.Rule, holes []policy.Hole) []string {
 	return out
 }
 
+// withEntryDirs adds to dirs the directories of the Entry rules: the
+// command gets no right to make or remove entries there, and wrun
+// performs each call, for the rules' names only (the access model's
+// Platform.Entries).
+func withEntryDirs(dirs []string, rules []policy.Rule) []string {
+	for _, r := range rules {
+		if d := filepath.Dir(r.Path); r.Entry && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
 // performerRules are the Landlock rules of the threads that perform the
 // command's mediated calls: every rule of the policy that writes, whole
 // (uncarved: the performer makes entries beside protected paths, and wrun
@@ -238,6 +255,13 @@ func carvedDirs(rules []policy.Rule, holes []policy.Hole) []string {
 func performerRules(rules []policy.Rule) []policy.Rule {
 	var out []policy.Rule
 	for _, r := range rules {
+		if r.Entry {
+			// The directory of an Entry rule: wrun's checks hold its
+			// other names (see withEntryDirs).
+			out = append(out, policy.Rule{Path: filepath.Dir(r.Path), Access: policy.ReadFile | policy.WriteExisting | policy.EntryRights,
+				Why: r.Why, Source: r.Source, Optional: true, Beneath: r.Beneath})
+			continue
+		}
 		if r.Access&policy.Write != 0 {
 			out = append(out, r)
 		}
