@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // The harness contract, on real tools: for each scenario the command fails
@@ -1195,5 +1196,64 @@ func TestWorktreeWorkerCommitsItsOwnBranch(t *testing.T) {
 	}
 	if exists(filepath.Join(common, "worktrees", "wt", "config.worktree")) || exists(filepath.Join(common, "hooks", "post-commit")) {
 		t.Errorf("a protected name was created")
+	}
+}
+
+// TestRefusedPushIsReportedWhateverTheOutput (issue 25, item 4): a push
+// wrun's git shim or remote helper refuses under verify is reported by
+// them, through a file in the run's shim directory that wrun reads after
+// the run, so the request is there with git's stderr on /dev/null. Its
+// alternative, applied as a harness does, publishes. The control: with
+// the report's location taken from the command's environment, the same
+// silent push leaves no request (what wrun did before).
+func TestRefusedPushIsReportedWhateverTheOutput(t *testing.T) {
+	requireABI(t, 4)
+	requireTool(t, "git", "sh")
+	base := workspace(t)
+	srv := filepath.Join(base, "srv")
+	remote := filepath.Join(srv, "remote.git")
+	os.MkdirAll(srv, 0o755)
+	gitCmd(t, base, "init", "-q", "--bare", "-b", "main", remote)
+	port := gitDaemon(t, srv, "--enable=receive-pack")
+	url := fmt.Sprintf("git://127.0.0.1:%d/remote.git", port)
+	clone := filepath.Join(base, "clone")
+	gitCmd(t, base, "clone", "-q", url, clone)
+	mustWrite(t, filepath.Join(clone, "a.txt"), "a\n")
+	gitCmd(t, clone, "add", "a.txt")
+	gitCmd(t, clone, "commit", "-q", "-m", "a")
+	refs := func() string { return gitCmd(t, base, "--git-dir="+remote, "for-each-ref") }
+	for _, tc := range []struct{ name, script, dest string }{
+		{"the remote helper", "git push -q origin HEAD:refs/heads/x 2>/dev/null", "origin"},
+		{"the git shim", "git send-pack " + url + " HEAD:refs/heads/x 2>/dev/null", url},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := harnessRun{grant: "verify", argv: []string{"sh", "-c", tc.script}}
+			s, r := runScenario(t, runOpts{dir: clone}, h)
+			if s.ExitCode == 0 || s.Request == nil || len(s.Request.Denials) != 1 {
+				t.Fatalf("want one denial:\n%s", r)
+			}
+			d := s.Request.Denials[0]
+			if d.Op != escalate.OpGitPush || d.Addr != tc.dest || d.Evidence != escalate.EvidenceExact || d.WithheldBy.Rule != "git-push" {
+				t.Fatalf("the denial is %+v, want an exact git-push to %s", d, tc.dest)
+			}
+			if strings.Contains(r.stdout, "refused") {
+				t.Fatalf("the command's output was not discarded: %s", r)
+			}
+			alt := d.Alternatives[0]
+			if !applicable(alt) || strings.Join(alt.Args, " ") != "--grant write,network=on" {
+				t.Fatalf("first alternative %+v", alt)
+			}
+			if s, r := runScenario(t, runOpts{dir: clone}, apply(t, runOpts{dir: clone}, h, alt)); s.ExitCode != 0 || !strings.Contains(refs(), "refs/heads/x") {
+				t.Fatalf("%s applied: the push did not publish:\n%s\n%s", alt.ID, r, refs())
+			}
+			gitCmd(t, base, "--git-dir="+remote, "update-ref", "-d", "refs/heads/x")
+		})
+	}
+	// Control: the report's location comes from the environment; without
+	// it the refusal is only in the output, which went to /dev/null.
+	s, r := runScenario(t, runOpts{dir: clone}, harnessRun{grant: "verify", argv: []string{"sh", "-c",
+		"unset " + verify.EnvGitReport + "; git push -q origin HEAD:refs/heads/x 2>/dev/null"}})
+	if s.ExitCode == 0 || s.Request != nil {
+		t.Fatalf("control: a silent push without the report made a request (or succeeded):\n%s", r)
 	}
 }

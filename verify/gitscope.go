@@ -280,8 +280,13 @@ func gitShim(in Input, common, q string, s *Scope) {
 		EnvVar{Name: "PATH", Value: path, Why: "git runs through wrun's shim, which picks the object directory per repository"},
 		EnvVar{Name: EnvGitReal, Value: realGit, Why: "the git the shim runs"},
 		EnvVar{Name: EnvGitCommonDir, Value: common, Why: "the repository whose git commands use the quarantine"},
-		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"},
-		EnvVar{Name: EnvGitNoPush, Value: "1", Why: "the git shim refuses git push and git send-pack (verify checks work, it does not publish it)"})
+		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"})
+	if !in.WorkspaceWritable {
+		// files=write (a linked worktree's worker) may push.
+		s.Env = append(s.Env,
+			EnvVar{Name: EnvGitNoPush, Value: "1", Why: "the git shim refuses git push and git send-pack (verify checks work, it does not publish it)"},
+			EnvVar{Name: EnvGitReport, Value: PushReportDir(dir), Why: "where the git shim and the refusing remote helper record a refused push, which wrun reports whatever the command does with git's output"})
+	}
 }
 
 // lookPathIn finds an executable named name in the directories of path.
