@@ -24,7 +24,7 @@ func TestPushRefusalReports(t *testing.T) {
 	}
 	env := []string{EnvGitReport + "=" + dir}
 	RecordPushRefusal(env, "origin")
-	RecordPushRefusal(nil, "nowhere")                          // no directory named: nothing
+	RecordPushRefusal(nil, "nowhere")                         // no directory named: nothing
 	RecordPushRefusal([]string{EnvGitReport + "=rel"}, "rel") // not absolute: nothing
 	os.WriteFile(filepath.Join(dir, "push-esc"), []byte("evil\x1b[2J\ndest"), 0o600)
 	os.WriteFile(filepath.Join(dir, "other"), []byte("not a report"), 0o600)
