@@ -112,6 +112,15 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 		Nested:   f.Nested,
 	}
 	pl.audit = offered.Flags&llRestrictSelfLogNewExecOn != 0 && !o.NoObserve
+	// The mediation never sees a read (only opens that write go to wrun:
+	// sending every open would cost each one a round trip, about 0.25 ms
+	// measured, 2.6x on git grep), so a refused read is the kernel's
+	// alone to tell, through its audit records.
+	why := "this kernel writes no Landlock audit records (" + abiName(firstWith(llRights{Flags: llRestrictSelfLogNewExecOn}).ABI) + ")"
+	if pl.audit {
+		why = "where auditing is off or its records are not readable (they need CAP_AUDIT_READ: root)"
+	}
+	pl.Notes = append(pl.Notes, "refused reads (a hidden path: ~/.ssh, other users' files) are reported exactly from the kernel's audit records only; "+why+", only when the command's output says so (no other mechanism sees a read the kernel refuses without slowing every open)")
 	pl.planUnix(f, offered)
 	// Without Landlock, links and FIFOs are kept out of the places later
 	// unsandboxed runs write into by refusing them everywhere.
