@@ -1,6 +1,7 @@
 package access
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,6 +66,11 @@ type Platform struct {
 	// the directories above them keep their rights (on Linux where wrun
 	// mediates, which performs the calls in those directories).
 	MaskHidden bool
+	// Entries: wrun's mediation performs the calls in the directories of
+	// the policy's Entry rules, so each such rule grants policy.EntryRights
+	// on its directory for its one name. Without it an Entry rule is only
+	// a rule on the file.
+	Entries bool
 }
 
 // Hole is a path whose rights are withheld from the rules above it.
@@ -94,6 +100,10 @@ type Model struct {
 	unixConfined bool
 	// exact: protected paths are exact (ProtectExact).
 	exact bool
+	// entries are the paths of the Entry rules the platform performs
+	// (Platform.Entries, entriesOn).
+	entries   map[string]bool
+	entriesOn bool
 }
 
 // New returns the model of p as the platform pf enforces it. A nil policy
@@ -108,6 +118,8 @@ func New(p *policy.Policy, pf Platform) *Model {
 		unhandled: pf.Unhandled & policy.All, tcpUnhandled: pf.TCPUnhandled, unixConfined: pf.UnixConfined,
 		exact: pf.Protection == ProtectExact,
 	}
+	m.entriesOn = pf.Entries
+	m.addEntries(p.Rules)
 	for _, h := range p.Hidden {
 		if pf.MaskHidden && policy.Maskable(h, p.Rules) {
 			h.Withheld = policy.All // a mask cannot be listed either
@@ -136,6 +148,22 @@ func New(p *policy.Policy, pf Platform) *Model {
 	return m
 }
 
+// addEntries notes the Entry rules among rules, where the platform
+// performs them.
+func (m *Model) addEntries(rules []policy.Rule) {
+	if !m.entriesOn {
+		return
+	}
+	for _, r := range rules {
+		if r.Entry {
+			if m.entries == nil {
+				m.entries = map[string]bool{}
+			}
+			m.entries[filepath.Clean(r.Path)] = true
+		}
+	}
+}
+
 // With returns the model with extra rules and holes: what a wider policy
 // would allow. On a model with Platform.Installed rules the extra rules
 // are taken as installed, uncarved; the extra holes then only name causes.
@@ -146,6 +174,10 @@ func (m *Model) With(rules []policy.Rule, holes []Hole) *Model {
 		c.installed = append(slices.Clone(m.installed), rules...)
 	}
 	c.holes = append(slices.Clone(m.holes), holes...)
+	if slices.ContainsFunc(rules, func(r policy.Rule) bool { return r.Entry }) {
+		c.entries = maps.Clone(m.entries)
+		c.addEntries(rules)
+	}
 	c.masked = slices.DeleteFunc(slices.Clone(m.masked), func(h Hole) bool {
 		// A wider rule at or beneath a masked path opens it (the platform
 		// would carve it instead).
@@ -327,6 +359,10 @@ func (m *Model) Check(op Op) []Missing {
 	// need records that want is required on at (the entry's parent for
 	// directory rights, the entry itself otherwise), reporting path.
 	need := func(path, at string, want policy.Access) {
+		if at != path && m.entries[path] && filepath.Dir(path) == at {
+			// An Entry rule: its one name in the directory.
+			want &^= policy.EntryRights
+		}
 		if want == 0 {
 			return
 		}
@@ -479,14 +515,20 @@ func (m *Model) checkMove(op Op, need func(path, at string, want policy.Access),
 // of an entry it replaces; only file rights count for a non-directory.
 func (m *Model) checkGain(op Op) []Missing {
 	src, dst := op.Path, op.Dest
-	if filepath.Dir(src) == filepath.Dir(dst) {
+	if filepath.Dir(src) == filepath.Dir(dst) && !m.entries[dst] {
 		return nil
 	}
+	// (Within one directory an entry can gain only what an Entry rule
+	// gives its name: a hard link of another branch's ref as the lock
+	// file would make that ref writable.)
 	mask := policy.FileRights
 	if op.Dir || op.Rights&nodeRights == policy.MakeDir {
 		mask = policy.All &^ policy.Refer
 	}
 	to := filepath.Dir(dst)
+	if m.entries[dst] {
+		to = dst
+	}
 	if gain := m.rights(to) &^ m.rights(src) & mask; gain != 0 {
 		return []Missing{{Path: dst, Right: policy.Refer.String(), Access: policy.Refer,
 			Reason: "would gain rights (" + gain.String() + ")", Cause: Cause{Kind: CauseGain, Path: to}}}

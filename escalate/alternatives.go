@@ -280,6 +280,13 @@ func (a *Analyzer) grantRules(g grant.Grant) []policy.Rule {
 	cur := a.p.Grant
 	if g.Files == grant.FilesWrite && cur.Files < grant.FilesWrite {
 		out = append(out, policy.Rule{Path: a.p.Workdir, Access: policy.ReadWrite})
+		for _, w := range a.facts.WriteScope {
+			r := policy.Rule{Path: w.Path, Access: policy.ReadWrite}
+			if !w.Dir {
+				r.Access, r.Entry = policy.ReadFile|policy.WriteExisting, w.Entry
+			}
+			out = append(out, r)
+		}
 	}
 	if g.Shell >= grant.ShellVerify && cur.Shell < grant.ShellVerify {
 		for _, v := range a.facts.VerifyScope {

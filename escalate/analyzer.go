@@ -49,6 +49,11 @@ type Facts struct {
 	// workspace (verify.Compute), so a denial under a narrower shell can
 	// name shell=verify. Nil when unknown.
 	VerifyScope []verify.Path
+	// WriteScope is what files=write would make writable beyond the
+	// workspace: a linked worktree's own git state and branch
+	// (verify.WorktreeScope), so a denial there under a narrower files
+	// can name files=write. Nil when unknown or none.
+	WriteScope []verify.Path
 	// Argv is the command being run; routes rewrite it ("cargo test
 	// --offline").
 	Argv []string
@@ -114,8 +119,9 @@ func (a *Analyzer) argv() []string { return a.facts.Argv }
 // platform is what the access model needs to know of the platform.
 func (f Facts) platform() access.Platform {
 	// Where protected paths are held exactly (wrun mediates), hidden paths
-	// are withheld whole too (access.Platform.MaskHidden).
-	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectExact}
+	// are withheld whole too (access.Platform.MaskHidden), and Entry rules
+	// hold (wrun performs the calls in their directories).
+	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectExact, Entries: f.Protection == ProtectExact}
 }
 
 // Check returns the rights op lacks under the policy, one Missing per path

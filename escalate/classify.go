@@ -8,6 +8,7 @@ import (
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // The values of WithheldBy.Field besides the grant's own field names
@@ -191,6 +192,13 @@ func (a *Analyzer) missingRule(f finding) finding {
 	if inScope() {
 		return a.finish(f, "verify-scope", "")
 	}
+	if a.p.Grant.Files < grant.FilesWrite && f.acc&writeRights != 0 {
+		for _, w := range a.facts.WriteScope {
+			if w.Dir && policy.Within(f.at, w.Path) || !w.Dir && f.path == w.Path {
+				return a.finish(f, "worktree-git-state", "")
+			}
+		}
+	}
 	return a.finish(f, "outside-scope", "")
 }
 
@@ -277,11 +285,19 @@ func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, str
 				return path, pp.Why
 			}
 		case "gitdir":
-			for _, gd := range gitDirsOf(path) {
+			gds := gitDirsOf(path)
+			for i, gd := range gds {
 				base := filepath.Join(gd, pp.Rel)
-				if policy.Within(path, base) {
-					return base, pp.Why
+				if !policy.Within(path, base) {
+					continue
 				}
+				if i+1 < len(gds) && policy.Within(gds[i+1], base) && slices.Contains(verify.GitDirListed, pp.Rel) {
+					// Inside a worktree's or submodule's git dir listed
+					// there: that git dir's own patterns protect it
+					// (files=write opens a linked worktree's own).
+					continue
+				}
+				return base, pp.Why
 			}
 		}
 	}

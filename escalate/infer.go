@@ -321,6 +321,15 @@ func (a *Analyzer) absPath(p string) string {
 // pushHelper is verify.PushRefusedHelper (escalate does not import verify).
 const pushHelper = "wrun-verify-refuses-push"
 
+// PushRefused is the denial of a push to dest that wrun's git shim or
+// refusing remote helper reported (verify.ReadPushRefusals), whatever the
+// command did with git's output; false where no such refusal is set up.
+func (a *Analyzer) PushRefused(dest string) (sandbox.Denial, bool) {
+	d, ok := a.gitPush(dest)
+	d.Exact = ok // wrun's own code refused it
+	return d, ok
+}
+
 // gitPush is the denial of a push git refused because verify sent it to
 // pushHelper: only under shell=verify with the workspace not writable,
 // where wrun sets that up (elsewhere the message is the child's own).

@@ -32,7 +32,8 @@ func RequestSchema() []byte { return bytes.Clone(requestSchemaJSON) }
 // The values of DeniedAct.Evidence.
 const (
 	// EvidenceExact: the call itself was seen, by the observer or in the
-	// kernel's audit record.
+	// kernel's audit record, or wrun's own git shim or remote helper
+	// refused it and reported so.
 	EvidenceExact = "exact"
 	// EvidenceInferred: read from the child's output.
 	EvidenceInferred = "inferred"

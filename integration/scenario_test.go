@@ -7,6 +7,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // The harness contract, on real tools: for each scenario the command fails
@@ -305,6 +308,22 @@ func scenarios(t *testing.T) []scenario {
 			// No --allow-write of .git, a directory above its config and
 			// hooks (issue 24): files=write, which keeps them protected.
 			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "ws", ".git", "index.lock") },
+			first: "files-write", succeeds: true,
+		},
+		{
+			// A worker's own worktree (issue 25, item 1): its git state lies
+			// in the main repository's git dir, outside the workspace, and
+			// files=write opens it (for this worktree and its branch alone),
+			// not --allow-write of the main .git nor asking the parent.
+			name: "git commit in a linked worktree under verify", tools: []string{"git"}, grant: "verify",
+			setup: func(t *testing.T, dir string) (string, []string) {
+				_, clone := gitRepoPair(t, dir)
+				wt := filepath.Join(dir, "wt")
+				gitCmd(t, clone, "worktree", "add", "-q", wt, "-b", "work")
+				mustWrite(t, filepath.Join(wt, "a.txt"), "b\n")
+				return wt, []string{"git", "commit", "-q", "-am", "b"}
+			},
+			rule: "worktree-git-state", path: func(dir string) string { return filepath.Join(dir, "ws", ".git", "worktrees", "wt", "index.lock") },
 			first: "files-write", succeeds: true,
 		},
 		{
@@ -1066,5 +1085,175 @@ func TestDanglingRefsAreRepairedAfterTheRun(t *testing.T) {
 	}
 	if got := gitCmd(t, clone, "rev-parse", "origin/main"); got != want {
 		t.Errorf("origin/main is %s after the fetch, want %s", got, want)
+	}
+}
+
+// TestWorktreeWorkerCommitsItsOwnBranch (issue 25, item 1): a worker in a
+// linked worktree (git worktree add) commits under files=write: git
+// writes the worktree's own state in <common>/worktrees/<name>, its
+// branch's ref, lock and reflog in the common dir, and its objects
+// through the quarantine, which wrun moves in after the run. The main
+// checkout's config and hooks, the worktree's commondir and gitdir files,
+// every other branch (a loose ref shadowing a packed one too) and the
+// other worktree's state stay as they were, whatever the worker tries.
+// The control: the same commit under verify is refused.
+func TestWorktreeWorkerCommitsItsOwnBranch(t *testing.T) {
+	requireABI(t, 3)
+	requireRefer(t)
+	requireTool(t, "git", "sh", "ln")
+	dir := workspace(t)
+	_, clone := gitRepoPair(t, dir)
+	common := filepath.Join(clone, ".git")
+	gitCmd(t, clone, "branch", "packed")
+	gitCmd(t, clone, "pack-refs", "--all", "--prune") // main, packed: in packed-refs only
+	gitCmd(t, clone, "branch", "other")               // other: a loose ref
+	wt, wt2 := filepath.Join(dir, "wt"), filepath.Join(dir, "wt2")
+	gitCmd(t, clone, "worktree", "add", "-q", wt, "-b", "work")
+	gitCmd(t, clone, "worktree", "add", "-q", wt2, "-b", "work2")
+	mustWrite(t, filepath.Join(common, "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n")
+	os.Chmod(filepath.Join(common, "hooks", "pre-commit"), 0o755)
+	// What must not change, with the refs as git resolves them.
+	kept := []string{filepath.Join(common, "config"), filepath.Join(common, "hooks", "pre-commit"), filepath.Join(common, "packed-refs"),
+		filepath.Join(common, "refs", "heads", "other"), filepath.Join(common, "worktrees", "wt", "commondir"),
+		filepath.Join(common, "worktrees", "wt", "gitdir"), filepath.Join(common, "worktrees", "wt2", "HEAD"),
+		filepath.Join(common, "worktrees", "wt2", "index")}
+	snapshot := func() map[string]string {
+		out := map[string]string{}
+		for _, p := range kept {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatalf("reading %s: %v", p, err)
+			}
+			out[p] = string(b)
+		}
+		for _, ref := range []string{"main", "other", "packed", "work2"} {
+			out["ref "+ref] = gitCmd(t, clone, "rev-parse", "refs/heads/"+ref)
+		}
+		hooks, _ := os.ReadDir(filepath.Join(common, "hooks"))
+		out["hooks"] = fmt.Sprint(len(hooks))
+		return out
+	}
+	before := snapshot()
+	base := gitCmd(t, wt, "rev-parse", "HEAD")
+
+	// Control: under verify the worktree's state is read-only.
+	mustWrite(t, filepath.Join(wt, "a.txt"), "b\n")
+	if r := wrun(t, runOpts{dir: wt}, "--grant", "verify", "--", "git", "commit", "-q", "-am", "b"); r.code == 0 {
+		t.Fatalf("control: the commit under verify succeeded:\n%s", r)
+	}
+	if got := gitCmd(t, wt, "rev-parse", "HEAD"); got != base {
+		t.Fatalf("control: HEAD moved under verify")
+	}
+
+	r := wrun(t, runOpts{dir: wt}, "--grant", "write", "--", "git", "commit", "-q", "-am", "b")
+	if r.code != 0 {
+		t.Fatalf("the worker's commit under write: %s", r)
+	}
+	head := gitCmd(t, wt, "rev-parse", "HEAD")
+	if head == base || gitCmd(t, clone, "rev-parse", "refs/heads/work") != head || gitCmd(t, wt, "rev-parse", "HEAD~1") != base {
+		t.Fatalf("the branch work is not the new commit (%s, base %s)", head, base)
+	}
+	// The objects were moved in from the quarantine: a plain git sees a
+	// complete repository, and the reflog has the commit.
+	gitCmd(t, clone, "fsck", "--no-dangling")
+	if log := gitCmd(t, clone, "reflog", "show", "work"); !strings.Contains(log, "commit: b") {
+		t.Errorf("the reflog of work lacks the commit:\n%s", log)
+	}
+	if got := gitCmd(t, wt, "status", "--porcelain"); got != "" {
+		t.Errorf("the worktree's index did not follow the commit: %q", got)
+	}
+
+	// What the worker may not do, each refused, nothing changed.
+	attempts := []string{
+		"git branch -f other HEAD",
+		"git update-ref refs/heads/main HEAD",
+		"git branch packed HEAD",                               // a loose ref over the packed one
+		"echo " + head + " > " + common + "/refs/heads/packed", // the same, by hand
+		"ln " + common + "/refs/heads/other " + common + "/refs/heads/work.lock && echo " + head + " > " + common + "/refs/heads/work.lock",
+		"mv " + common + "/refs/heads/work " + common + "/refs/heads/other",
+		"rm " + common + "/refs/heads/other",
+		"echo '[core] fsmonitor = /bin/false' >> " + common + "/config",
+		"echo 'exit 1' > " + common + "/hooks/pre-commit",
+		"echo 'exit 1' > " + common + "/hooks/post-commit",
+		"echo /tmp > " + common + "/worktrees/wt/commondir",
+		"echo '[core] hooksPath = /tmp' > " + common + "/worktrees/wt/config.worktree",
+		"echo " + head + " > " + common + "/worktrees/wt2/HEAD",
+		"git -C " + wt2 + " commit -q --allow-empty -m x",
+	}
+	for _, a := range attempts {
+		r := wrun(t, runOpts{dir: wt}, "--grant", "write", "--", "sh", "-c", a)
+		if r.code == 0 {
+			t.Errorf("%q under write succeeded", a)
+		}
+	}
+	os.Remove(filepath.Join(common, "refs", "heads", "work.lock")) // what a refused lock may have left (none expected)
+	if after := snapshot(); !maps.Equal(after, before) {
+		for k, v := range before {
+			if after[k] != v {
+				t.Errorf("%s changed: %q -> %q", k, v, after[k])
+			}
+		}
+	}
+	if exists(filepath.Join(common, "worktrees", "wt", "config.worktree")) || exists(filepath.Join(common, "hooks", "post-commit")) {
+		t.Errorf("a protected name was created")
+	}
+}
+
+// TestRefusedPushIsReportedWhateverTheOutput (issue 25, item 4): a push
+// wrun's git shim or remote helper refuses under verify is reported by
+// them, through a file in the run's shim directory that wrun reads after
+// the run, so the request is there with git's stderr on /dev/null. Its
+// alternative, applied as a harness does, publishes. The control: with
+// the report's location taken from the command's environment, the same
+// silent push leaves no request (what wrun did before).
+func TestRefusedPushIsReportedWhateverTheOutput(t *testing.T) {
+	requireABI(t, 4)
+	requireTool(t, "git", "sh")
+	base := workspace(t)
+	srv := filepath.Join(base, "srv")
+	remote := filepath.Join(srv, "remote.git")
+	os.MkdirAll(srv, 0o755)
+	gitCmd(t, base, "init", "-q", "--bare", "-b", "main", remote)
+	port := gitDaemon(t, srv, "--enable=receive-pack")
+	url := fmt.Sprintf("git://127.0.0.1:%d/remote.git", port)
+	clone := filepath.Join(base, "clone")
+	gitCmd(t, base, "clone", "-q", url, clone)
+	mustWrite(t, filepath.Join(clone, "a.txt"), "a\n")
+	gitCmd(t, clone, "add", "a.txt")
+	gitCmd(t, clone, "commit", "-q", "-m", "a")
+	refs := func() string { return gitCmd(t, base, "--git-dir="+remote, "for-each-ref") }
+	for _, tc := range []struct{ name, script, dest string }{
+		{"the remote helper", "git push -q origin HEAD:refs/heads/x 2>/dev/null", "origin"},
+		{"the git shim", "git send-pack " + url + " HEAD:refs/heads/x 2>/dev/null", url},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := harnessRun{grant: "verify", argv: []string{"sh", "-c", tc.script}}
+			s, r := runScenario(t, runOpts{dir: clone}, h)
+			if s.ExitCode == 0 || s.Request == nil || len(s.Request.Denials) != 1 {
+				t.Fatalf("want one denial:\n%s", r)
+			}
+			d := s.Request.Denials[0]
+			if d.Op != escalate.OpGitPush || d.Addr != tc.dest || d.Evidence != escalate.EvidenceExact || d.WithheldBy.Rule != "git-push" {
+				t.Fatalf("the denial is %+v, want an exact git-push to %s", d, tc.dest)
+			}
+			if strings.Contains(r.stdout, "refused") {
+				t.Fatalf("the command's output was not discarded: %s", r)
+			}
+			alt := d.Alternatives[0]
+			if !applicable(alt) || strings.Join(alt.Args, " ") != "--grant write,network=on" {
+				t.Fatalf("first alternative %+v", alt)
+			}
+			if s, r := runScenario(t, runOpts{dir: clone}, apply(t, runOpts{dir: clone}, h, alt)); s.ExitCode != 0 || !strings.Contains(refs(), "refs/heads/x") {
+				t.Fatalf("%s applied: the push did not publish:\n%s\n%s", alt.ID, r, refs())
+			}
+			gitCmd(t, base, "--git-dir="+remote, "update-ref", "-d", "refs/heads/x")
+		})
+	}
+	// Control: the report's location comes from the environment; without
+	// it the refusal is only in the output, which went to /dev/null.
+	s, r := runScenario(t, runOpts{dir: clone}, harnessRun{grant: "verify", argv: []string{"sh", "-c",
+		"unset " + verify.EnvGitReport + "; git push -q origin HEAD:refs/heads/x 2>/dev/null"}})
+	if s.ExitCode == 0 || s.Request != nil {
+		t.Fatalf("control: a silent push without the report made a request (or succeeded):\n%s", r)
 	}
 }

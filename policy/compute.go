@@ -253,6 +253,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 					create = CreateDir
 				}
 			}
+			if w.Entry {
+				// One name in a read-only directory (see Rule.Entry).
+				p.add(Rule{Path: w.Path, Access: ReadFile | WriteExisting, Source: "verify:" + w.Tool, Why: w.Why, Optional: true, Beneath: w.Beneath, Entry: true})
+				continue
+			}
 			p.add(Rule{Path: w.Path, Access: acc, Source: "verify:" + w.Tool, Why: w.Why, Create: create, Optional: !w.Create, Beneath: w.Beneath})
 		}
 		// shell=full: the user's own tool caches.

@@ -38,7 +38,20 @@ type Rule struct {
 	// NoFollow: the last component must not be followed if it is a
 	// symbolic link (set on sibling rules made by Carve).
 	NoFollow bool `json:"-"`
+	// Entry: the rule is on one name in its directory, not on a tree. It
+	// grants its Access on the path itself and, for that name only, the
+	// rights to make a regular file there and to remove or replace it
+	// (EntryRights): a branch's ref and its lock file in the refs/heads
+	// that holds every other branch. Landlock gives those rights to a
+	// directory, for every name in it, so only wrun's mediation holds
+	// such a rule (it performs each call there); without the mediation
+	// the rule grants its Access on an existing file and nothing more.
+	Entry bool `json:"entry,omitempty"`
 }
+
+// EntryRights are the rights an Entry rule grants on its directory, for
+// its one name.
+const EntryRights = MakeReg | RemoveFile
 
 // Hole is a path the child may not read (or, per Withheld, use at all) even
 // though a broader rule covers it: the home directory, files no other user

@@ -665,7 +665,13 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			out.res.Warnings = append(out.res.Warnings, f.Path+": "+f.What)
 		}
 	}
-	if len(out.res.Denials) == 0 && (tail == nil || len(tail.lines()) == 0) {
+	// Pushes wrun's own git shim or remote helper refused: reported by
+	// them, not inferred from the output the command may have discarded.
+	pushes, err := verify.ReadPushRefusals(p.Prepare)
+	if err != nil {
+		out.res.Warnings = append(out.res.Warnings, err.Error())
+	}
+	if len(out.res.Denials) == 0 && len(pushes) == 0 && (tail == nil || len(tail.lines()) == 0) {
 		// Nothing was denied and the command wrote nothing to stderr to
 		// infer a denial from: no request to build, and no analyser (it
 		// computes verify's scope again) to make.
@@ -679,6 +685,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
 		Ceiling: &ceiling, Argv: c.Argv, Flags: cfg.Flags, RoleFlags: cfg.RoleFlags, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
 		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
+		WriteScope:  verify.WorktreeScope(policy.VerifyInput(g, h, o)),
 	})
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())
@@ -686,13 +693,19 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	out.guarded = a.Guarded()
 	denials := out.res.Denials
+	for _, dest := range pushes {
+		if d, ok := a.PushRefused(dest); ok {
+			denials = append(denials, d)
+		}
+	}
 	var reported []sandbox.Denial
 	if tail != nil {
 		reported = a.Infer(tail.lines())
 		for _, d := range reported {
 			// The observer sees every call that changes the file system:
-			// with it, only what it cannot see is worth inferring.
-			if !res.Observed || observerBlind(d) {
+			// with it, only what it cannot see is worth inferring. A push
+			// the helper reported is not inferred again.
+			if (!res.Observed || observerBlind(d)) && !(d.Op == escalate.OpGitPush && len(pushes) > 0) {
 				denials = append(denials, d)
 			}
 		}

@@ -27,6 +27,19 @@ func fakeRepo(t *testing.T, files map[string]string) string {
 	return tree(t, all)
 }
 
+func TestValidBranch(t *testing.T) {
+	for name, want := range map[string]bool{
+		"main": true, "feature/x": true, "wt-1_a.b": true,
+		"": false, "../config": false, "a/../../config": false, "a//b": false, ".hidden": false, "a/.b": false,
+		"x.lock": false, "a/x.lock/b": false, "a/": false, "a.": false, "a b": false, "a~1": false, "a^": false,
+		"a:b": false, "a?": false, "a*": false, "a[": false, "a\\b": false, "a@{1}": false, "a\x01": false,
+	} {
+		if got := validBranch(name); got != want {
+			t.Errorf("validBranch(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func gitScopeOf(t *testing.T, in Input) Scope {
 	t.Helper()
 	if in.Getenv == nil {
@@ -120,9 +133,31 @@ func TestGitScope(t *testing.T) {
 			t.Fatalf("writable %v, want %v (notes %v)", got, want, s.Notes)
 		}
 		// Under files=write the worktree is writable, but the common dir
-		// is elsewhere: the quarantine is still needed.
-		if s := gitScopeOf(t, Input{Workdir: wt, WorkspaceWritable: true}); len(s.Writable) == 0 {
-			t.Errorf("files=write in a linked worktree: no git scope")
+		// is elsewhere: the quarantine is still needed, and the worktree's
+		// own git dir and its branch (f: one name each, the reflog's
+		// directory missing here) are writable.
+		s = gitScopeOf(t, Input{Workdir: wt, WorkspaceWritable: true, TempDir: "/tmp/wrun-2"})
+		want = append([]string{common + "/wrun-quarantine/wrun-2", common + "/refs/remotes", common + "/refs/tags", common + "/logs/refs/remotes"},
+			common+"/refs/heads/f", common+"/refs/heads/f.lock", gd, gd+"/FETCH_HEAD")
+		if got := writablePaths(s, "git"); !slices.Equal(got, want) {
+			t.Fatalf("files=write: writable %v, want %v (notes %v)", got, want, s.Notes)
+		}
+		for _, w := range s.Writable {
+			if w.Entry != strings.HasPrefix(w.Path, common+"/refs/heads/") {
+				t.Errorf("%s: Entry %v", w.Path, w.Entry)
+			}
+		}
+		if got := WorktreeScope(Input{Workdir: wt}); len(got) != 3 || got[0].Path != gd {
+			t.Errorf("WorktreeScope = %+v", got)
+		}
+		// A detached HEAD: the worktree's state, no branch.
+		os.WriteFile(filepath.Join(gd, "HEAD"), []byte(strings.Repeat("ab", 20)+"\n"), 0o644)
+		if got := WorktreeScope(Input{Workdir: wt}); len(got) != 1 {
+			t.Errorf("detached: WorktreeScope = %+v", got)
+		}
+		// The main checkout has none.
+		if got := WorktreeScope(Input{Workdir: main}); got != nil {
+			t.Errorf("main checkout: WorktreeScope = %+v", got)
 		}
 	})
 	deny := []struct {

@@ -40,12 +40,19 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 		return // the repository is writable with the workspace (config and hooks protected)
 	}
 	common, gitDir := repo.CommonDir, repo.GitDir
+	// files=write in a linked worktree whose git dirs lie outside the
+	// workspace: the worktree's own state is the workspace's (worktree).
+	linked := in.WorkspaceWritable && repo.DotGitIsFile && within(gitDir, filepath.Join(common, "worktrees")) && gitDir != common
 	s.ReadOnly = append(s.ReadOnly,
 		ReadOnly{Path: filepath.Join(common, "config"), Tool: "git", Why: whyGitConfig},
 		ReadOnly{Path: filepath.Join(common, "hooks"), Tool: "git", Why: "git hooks: a planted hook runs at the next unsandboxed commit, merge or checkout"},
-		ReadOnly{Path: filepath.Join(common, "objects"), Tool: "git", Why: "git objects: a rewritten existing object changes history under every ref that reaches it; new objects go to a quarantine and are checked against their names before wrun moves them in"},
-		ReadOnly{Path: filepath.Join(gitDir, "HEAD"), Tool: "git", Why: "HEAD, the checked-out branch: a fetch or merge-tree never moves it"},
-		ReadOnly{Path: filepath.Join(gitDir, "index"), Tool: "git", Why: "the index (staging area): what the next unsandboxed commit records"},
+		ReadOnly{Path: filepath.Join(common, "objects"), Tool: "git", Why: "git objects: a rewritten existing object changes history under every ref that reaches it; new objects go to a quarantine and are checked against their names before wrun moves them in"})
+	if !linked {
+		s.ReadOnly = append(s.ReadOnly,
+			ReadOnly{Path: filepath.Join(gitDir, "HEAD"), Tool: "git", Why: "HEAD, the checked-out branch: a fetch or merge-tree never moves it"},
+			ReadOnly{Path: filepath.Join(gitDir, "index"), Tool: "git", Why: "the index (staging area): what the next unsandboxed commit records"})
+	}
+	s.ReadOnly = append(s.ReadOnly,
 		ReadOnly{Path: filepath.Join(common, "packed-refs"), Tool: "git", Why: "packed refs: rewriting them takes a new packed-refs.lock beside config and hooks, a right Landlock can only give for the whole repository; so `git fetch --prune` of a packed ref and `git pack-refs` are denied (use `git fetch --no-prune`)"},
 	)
 	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_INDEX_FILE"} {
@@ -89,7 +96,7 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 	}
 	s.Writable = append(s.Writable, Path{Path: q, Dir: true, Tool: "git", Beneath: common,
 		Why: "quarantine for new git objects (GIT_OBJECT_DIRECTORY), moved into the repository after the run"})
-	if v, _ := gitConfigValue(filepath.Join(common, "config"), "extensions", "refstorage"); strings.EqualFold(v, "reftable") {
+	if reftable(common) {
 		s.Writable = append(s.Writable, Path{Path: filepath.Join(common, "reftable"), Dir: true, Tool: "git", Beneath: common,
 			Why: "ref updates of git fetch (reftable)"})
 	} else {
@@ -103,8 +110,15 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 				Why: "tags git fetch brings in, with their *.lock files"},
 			Path{Path: filepath.Join(common, "logs", "refs", "remotes"), Dir: true, Create: true, Tool: "git", Beneath: common,
 				Why: "reflogs of the remote-tracking refs git fetch updates"})
-		s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: filepath.Join(common, "refs", "heads"), Tool: "git",
-			Why: "local branches and their reflogs: a verifying child must not move them (fetch into refs/remotes, or grant write)"})
+		if linked {
+			branchScope(repo, s)
+		} else {
+			s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: filepath.Join(common, "refs", "heads"), Tool: "git",
+				Why: "local branches and their reflogs: a verifying child must not move them (fetch into refs/remotes, or grant write)"})
+		}
+	}
+	if linked {
+		worktreeScope(repo, s)
 	}
 	s.Writable = append(s.Writable, Path{Path: filepath.Join(gitDir, "FETCH_HEAD"), Create: true, Tool: "git", Beneath: gitDir,
 		Why: "what git fetch fetched (FETCH_HEAD)"})
@@ -122,6 +136,122 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 
 	gitShim(in, common, q, s)
 	*cfg = append(*cfg, gitChildConfig()...)
+}
+
+// reftable reports whether the repository keeps its refs in a reftable.
+func reftable(common string) bool {
+	v, _ := gitConfigValue(filepath.Join(common, "config"), "extensions", "refstorage")
+	return strings.EqualFold(v, "reftable")
+}
+
+// worktreeScope makes a linked worktree's own git dir writable under
+// files=write (its index, HEAD, logs, ORIG_HEAD, COMMIT_EDITMSG, its
+// per-worktree refs): it is the worktree's state as .git is a main
+// checkout's. What git reads there that runs programs or redirects it
+// (config.worktree, commondir, gitdir, rebase state) is protected inside
+// it as in any git dir the grant makes writable (policy's protectGit).
+func worktreeScope(repo *Repo, s *Scope) {
+	s.Writable = append(s.Writable, Path{Path: repo.GitDir, Dir: true, Tool: "git", Beneath: repo.CommonDir,
+		Why: "this linked worktree's own git state (index, HEAD, logs, ORIG_HEAD): files=write makes the worktree's state writable, its config.worktree, commondir and gitdir stay protected"})
+}
+
+// WorktreeScope returns what files=write makes writable for the linked
+// worktree the workspace in.Workdir lies in, beyond the workspace itself
+// (worktreeScope, branchScope), or nil when it lies in none; escalate
+// offers files=write from it.
+func WorktreeScope(in Input) []Path {
+	repo, err := FindRepo(in.Workdir)
+	if err != nil || repo == nil || !repo.DotGitIsFile || repo.GitDir == repo.CommonDir ||
+		!within(repo.GitDir, filepath.Join(repo.CommonDir, "worktrees")) || repo.check() != nil {
+		return nil
+	}
+	var s Scope
+	worktreeScope(repo, &s)
+	if !reftable(repo.CommonDir) {
+		branchScope(repo, &s)
+	}
+	return s.Writable
+}
+
+// branchScope lets a linked worktree under files=write commit on the
+// branch it has checked out, and on no other: in the common dir that
+// branch's ref, the lock file git takes to replace it, and its reflog,
+// each one name (Entry) in a directory that stays read-only, so that
+// every other branch's ref, and a loose ref that would shadow a packed
+// one, stays out of reach. A detached HEAD, a branch name git would
+// refuse, or a ref directory that is missing or a link gets nothing.
+func branchScope(repo *Repo, s *Scope) {
+	common := repo.CommonDir
+	branch, ok := checkedOutBranch(repo.GitDir)
+	s.ReadOnly = append(s.ReadOnly, ReadOnly{Path: filepath.Join(common, "refs", "heads"), Tool: "git",
+		Why: "the other local branches and their reflogs: a worker in a linked worktree commits on its own branch only"})
+	if !ok {
+		s.Notes = append(s.Notes, "git: this linked worktree has no branch checked out (a detached HEAD): commits move only its HEAD")
+		return
+	}
+	ref := filepath.Join(common, "refs", "heads", filepath.FromSlash(branch))
+	if !realDirs(common, filepath.Dir(ref)) {
+		s.Notes = append(s.Notes, "git: "+filepath.Dir(ref)+" is missing or not a plain directory, so branch "+branch+" cannot be committed to from this worktree")
+		return
+	}
+	why := "the ref of " + branch + ", the branch this linked worktree has checked out"
+	s.Writable = append(s.Writable,
+		Path{Path: ref, Entry: true, Tool: "git", Beneath: common, Why: why},
+		Path{Path: ref + ".lock", Entry: true, Tool: "git", Beneath: common, Why: "the lock file git takes to update " + branch})
+	if log := filepath.Join(common, "logs", "refs", "heads", filepath.FromSlash(branch)); realDirs(common, filepath.Dir(log)) {
+		s.Writable = append(s.Writable, Path{Path: log, Entry: true, Tool: "git", Beneath: common, Why: "the reflog of " + branch})
+	}
+}
+
+// checkedOutBranch returns the branch gitDir's HEAD names ("ref:
+// refs/heads/NAME"), when its name is one git accepts.
+func checkedOutBranch(gitDir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil || len(b) > 4096 {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(strings.TrimSpace(rest), "refs/heads/")
+	return name, ok && validBranch(name)
+}
+
+// validBranch is the part of git's check_refname_format that matters
+// for a path: no empty, "." or ".."-containing or dot-led component, none
+// ending in ".lock", no control characters, backslashes or the other
+// characters git refuses.
+func validBranch(name string) bool {
+	if name == "" || len(name) > 1024 || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") {
+		return false
+	}
+	for _, c := range strings.Split(name, "/") {
+		if c == "" || strings.HasPrefix(c, ".") || strings.HasSuffix(c, ".lock") || strings.Contains(c, "..") {
+			return false
+		}
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
+			return false
+		}
+	}
+	return !strings.Contains(name, "@{")
+}
+
+// realDirs reports whether dir and every directory between base and it
+// are directories, none a symbolic link.
+func realDirs(base, dir string) bool {
+	for d := dir; within(d, base); d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		if d == base {
+			return true
+		}
+	}
+	return false
 }
 
 // gitShim points git at the quarantine q, through the shim (see
@@ -150,8 +280,13 @@ func gitShim(in Input, common, q string, s *Scope) {
 		EnvVar{Name: "PATH", Value: path, Why: "git runs through wrun's shim, which picks the object directory per repository"},
 		EnvVar{Name: EnvGitReal, Value: realGit, Why: "the git the shim runs"},
 		EnvVar{Name: EnvGitCommonDir, Value: common, Why: "the repository whose git commands use the quarantine"},
-		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"},
-		EnvVar{Name: EnvGitNoPush, Value: "1", Why: "the git shim refuses git push and git send-pack (verify checks work, it does not publish it)"})
+		EnvVar{Name: EnvGitQuarantine, Value: q, Why: "new git objects of that repository go to the quarantine (GIT_OBJECT_DIRECTORY, set by the shim)"})
+	if !in.WorkspaceWritable {
+		// files=write (a linked worktree's worker) may push.
+		s.Env = append(s.Env,
+			EnvVar{Name: EnvGitNoPush, Value: "1", Why: "the git shim refuses git push and git send-pack (verify checks work, it does not publish it)"},
+			EnvVar{Name: EnvGitReport, Value: PushReportDir(dir), Why: "where the git shim and the refusing remote helper record a refused push, which wrun reports whatever the command does with git's output"})
+	}
 }
 
 // lookPathIn finds an executable named name in the directories of path.

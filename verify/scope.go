@@ -52,6 +52,11 @@ type Path struct {
 	// the workspace: the workspace root, unless the tool names a nearer
 	// directory.
 	Beneath string
+	// Entry: Path is one name wrun's mediation makes, replaces and
+	// removes for the child in a directory that is not writable (a
+	// branch's ref and its lock file beside the other branches); see
+	// policy.Rule's Entry.
+	Entry bool
 }
 
 // ReadOnly is a path verify mode deliberately leaves unwritable although a

@@ -120,6 +120,8 @@ func Prepare(steps []Step) (*Session, error) {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
 			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, "git-remote-"+PushRefusedHelper)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			} else if err := os.Mkdir(PushReportDir(st.Dir), 0o700); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
 			}
 		default:
 			errs = append(errs, fmt.Errorf("unknown step kind %q", st.Kind))

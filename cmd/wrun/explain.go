@@ -116,6 +116,9 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 		if r.Create != policy.CreateNone {
 			extra = " [created if missing]"
 		}
+		if r.Entry {
+			extra = " [this one name, which wrun makes, replaces and removes for the command where it mediates; nothing else in its directory]"
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", r.Path, r.Access.Words(), r.Why, extra)
 	}
 	var devNames []string

@@ -17,6 +17,7 @@ func runGitShim(args []string) int {
 		cwd = "/"
 	}
 	if dest, refused := verify.ShimRefusesPush(args, os.Environ()); refused {
+		verify.RecordPushRefusal(os.Environ(), dest)
 		fmt.Fprintln(os.Stderr, verify.PushRefusal(dest))
 		return 128
 	}
@@ -39,6 +40,7 @@ func runPushRefused(args []string) int {
 	if len(args) > 0 {
 		dest = args[len(args)-1]
 	}
+	verify.RecordPushRefusal(os.Environ(), dest)
 	fmt.Fprintln(os.Stderr, verify.PushRefusal(dest))
 	return 128
 }

@@ -36,6 +36,8 @@ func (pl *Plan) platform() access.Platform {
 		// carved for the command and refused by the mediation: nothing
 		// above them loses a right.
 		pf.Protection, pf.MaskHidden, pf.Installed = access.ProtectExact, true, nil
+		// wrun performs the calls in the directories of Entry rules.
+		pf.Entries = true
 		// Below ABI 3 wrun decides truncation itself (truncate(2) and
 		// O_RDONLY|O_TRUNC): the grant's model checks it.
 		pf.Unhandled &^= policy.Truncate
@@ -52,7 +54,7 @@ func (pl *Plan) accessModel() *access.Model { return access.New(pl.Policy, pl.pl
 // kernelModel is the model of the command's own Landlock rules.
 func (pl *Plan) kernelModel() *access.Model {
 	pf := pl.platform()
-	pf.Protection, pf.MaskHidden, pf.Installed = access.ProtectCarved, false, pl.Rules
+	pf.Protection, pf.MaskHidden, pf.Installed, pf.Entries = access.ProtectCarved, false, pl.Rules, false
 	pf.Unhandled = policy.All &^ fromLandlock(pl.attr.handledFS)
 	if pl.ABI == 0 {
 		pf.Installed = nil
