@@ -56,8 +56,9 @@ func TestTempDir(t *testing.T) {
 
 // TestTempDirPrivatePerRun: the temp dir of a workspace keeps its path from
 // run to run, but starts empty (what a run left, even a directory it made
-// unreadable, is gone), is removed after the run, and two runs at once
-// never share one.
+// unreadable, is gone), is emptied after the run (the slot directory
+// itself stays for the workspace's next run), and two runs at once never
+// share one.
 func TestTempDirPrivatePerRun(t *testing.T) {
 	requireABI(t, 3)
 	ws := workspace(t)
@@ -70,8 +71,10 @@ func TestTempDirPrivatePerRun(t *testing.T) {
 	if !filepath.IsAbs(tmp) {
 		t.Fatalf("TMPDIR %q", tmp)
 	}
-	if exists(tmp) {
-		t.Errorf("the temp dir %s is still there after the run", tmp)
+	if left, err := os.ReadDir(tmp); err == nil && len(left) > 0 {
+		t.Errorf("the temp dir %s is not empty after the run: %v", tmp, left)
+	} else if err != nil && !os.IsNotExist(err) {
+		t.Errorf("the temp dir %s after the run: %v", tmp, err)
 	}
 	second := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", `echo "$TMPDIR"; ls -A "$TMPDIR"`)
 	lines := strings.Split(strings.TrimSpace(second.stdout), "\n")
