@@ -239,8 +239,12 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			// there, so no links, FIFOs or sockets may be planted.
 			acc := ReadWritePlain
 			create := CreateNone
-			if !w.Dir {
+			switch {
+			case !w.Dir:
 				acc = ReadFile | WriteExisting
+			case w.Links:
+				// Removed after the run: nothing later trusts it.
+				acc = ReadWrite
 			}
 			if w.Create {
 				create = CreateFile

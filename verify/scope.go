@@ -43,7 +43,7 @@ type Path struct {
 	Path   string
 	Dir    bool   // a directory (with everything beneath it) rather than one file
 	Create bool   // created by wrun before the child starts when missing
-	Tool   string // which tool needs it: cargo, go, git, npm
+	Tool   string // which tool needs it: cargo, go, git, npm, python, build
 	Why    string // plain words
 	// Beneath, when set, is a trusted directory above Path whose contents
 	// are not trusted (a repository, a cargo workspace): Path is reached
@@ -52,6 +52,11 @@ type Path struct {
 	// the workspace: the workspace root, unless the tool names a nearer
 	// directory.
 	Beneath string
+	// Links: symbolic links, FIFOs and sockets may be made beneath Path.
+	// Set only where nothing outside the run trusts the tree (wrun removes
+	// it after the run); elsewhere later unsandboxed runs write there and
+	// a planted link would redirect them.
+	Links bool
 }
 
 // ReadOnly is a path verify mode deliberately leaves unwritable although a
@@ -107,6 +112,8 @@ func Compute(in Input) Scope {
 		s.Env = append(s.Env, gitConfigEnv(gitCfg)...)
 	}
 	npmScope(in, &s)
+	pythonScope(in, &s)
+	buildDirScope(in, &s)
 	// A path inside the workspace is reached from the workspace root
 	// unless its tool named a nearer trusted directory: the child may
 	// plant links anywhere in a workspace it can write.
