@@ -242,7 +242,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			switch {
 			case !w.Dir:
 				acc = ReadFile | WriteExisting
-			case w.Links:
+			case w.Scratch:
 				// Removed after the run: nothing later trusts it.
 				acc = ReadWrite
 			}
@@ -293,6 +293,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	var err error
 	if p.Protected, guard, err = protectedPaths(p, h, repo); err != nil {
 		return nil, err
+	}
+	for _, w := range vscope.Writable {
+		if w.Scratch {
+			guard.Scratch = append(guard.Scratch, w.Path)
+		}
 	}
 	if guard.Journal != "" || !guard.Empty() {
 		gd := &guard

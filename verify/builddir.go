@@ -30,7 +30,9 @@ const maxGitignore = 64 << 10
 // objects make writes beside the sources: they need files=write.
 // Made by wrun rather than by the child, its creates are plain Landlock
 // ones: a directory the child made in the workspace root (which holds
-// .git) would be one wrun performs every create beneath.
+// .git) would be one wrun performs every create beneath. The guard makes
+// and removes it (Guard.Scratch), so that a wrun killed during the run
+// leaves it to the next run to remove.
 func buildDirScope(in Input, s *Scope) {
 	if in.WorkspaceWritable || in.Workdir == "" {
 		return
@@ -41,12 +43,8 @@ func buildDirScope(in Input, s *Scope) {
 			s.Notes = append(s.Notes, "build: "+dir+" exists, so it stays read-only (an unsandboxed build made it and trusts it): remove it for a sandboxed build there, or use files=write")
 			continue
 		}
-		s.Writable = append(s.Writable, Path{Path: dir, Dir: true, Create: true, Links: true, Tool: "build", Beneath: in.Workdir,
+		s.Writable = append(s.Writable, Path{Path: dir, Dir: true, Create: true, Scratch: true, Tool: "build", Beneath: in.Workdir,
 			Why: "a build directory the repository ignores (.gitignore), made empty by wrun for this run and removed after it with what the run built: nothing a later unsandboxed build trusts is left in the workspace"})
-		s.Prepare = append(s.Prepare, Step{Kind: StepBuildDirMake, Dir: dir,
-			Why: "makes the ignored build directory empty for the run (refused if it appeared since the grant was computed)"})
-		s.Finish = append(s.Finish, Step{Kind: StepBuildDirRemove, Dir: dir,
-			Why: "removes the build directory wrun made for the run, with everything beneath it, following no link: a sandboxed build's outputs are never trusted by an unsandboxed one"})
 	}
 }
 

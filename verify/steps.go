@@ -41,13 +41,6 @@ const (
 	// StepGuardClose makes Guard's check (see Guard.Check) and removes its
 	// journal.
 	StepGuardClose = "guard-close"
-	// StepBuildDirMake makes the build directory Dir, which must not
-	// exist, empty (its parent reached without following links); the run
-	// is refused if it cannot.
-	StepBuildDirMake = "build-dir-make"
-	// StepBuildDirRemove removes Dir and everything beneath it, following
-	// no link, if StepBuildDirMake made it for this run.
-	StepBuildDirRemove = "build-dir-remove"
 )
 
 // Step is an action wrun takes outside the sandbox, before the child
@@ -73,7 +66,6 @@ type Step struct {
 type Session struct {
 	held  map[string]*os.File // by Step.Dir
 	guard map[string]*os.File // journal locks, by Guard.ID
-	made  map[string]bool     // the build directories made for the run
 	found []Finding
 }
 
@@ -89,7 +81,7 @@ func (s *Session) Findings() []Finding {
 // Prepare carries out steps in order. On error the steps done so far stay
 // done; call Finish with the matching Finish steps to undo them.
 func Prepare(steps []Step) (*Session, error) {
-	s := &Session{held: map[string]*os.File{}, guard: map[string]*os.File{}, made: map[string]bool{}}
+	s := &Session{held: map[string]*os.File{}, guard: map[string]*os.File{}}
 	var errs []error
 	for _, st := range steps {
 		switch st.Kind {
@@ -116,17 +108,12 @@ func Prepare(steps []Step) (*Session, error) {
 				// The checks after the run are made all the same; only a
 				// wrun killed before them leaves them to nobody.
 				s.found = append(s.found, Finding{Path: st.Guard.Journal, What: "could not record this run's checks (if wrun is killed, no later run makes them): " + err.Error()})
-				continue
-			}
-			if f != nil {
+			} else if f != nil {
 				s.guard[st.Guard.ID] = f
 			}
-		case StepBuildDirMake:
-			if err := mkdirNoFollow(st.Dir); err != nil {
-				errs = append(errs, fmt.Errorf("%s %s: %w", st.Kind, st.Dir, err))
-				continue
-			}
-			s.made[st.Dir] = true
+			// Made once the journal names them: what a killed wrun made
+			// is removed by the next run.
+			errs = append(errs, st.Guard.makeScratch()...)
 		case StepGitShim:
 			if err := os.MkdirAll(st.Dir, 0o755); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
@@ -173,14 +160,6 @@ func (s *Session) Finish(steps []Step, ended bool) []error {
 			errs = append(errs, closeQuarantine(st.Repo, st.Dir, held)...)
 		case StepRemoveIfEmpty:
 			removeIfEmpty(st.Dir)
-		case StepBuildDirRemove:
-			if s == nil || !s.made[st.Dir] {
-				continue
-			}
-			delete(s.made, st.Dir)
-			if _, err := removeNoFollow(st.Dir); err != nil {
-				errs = append(errs, fmt.Errorf("removing the build directory %s made for the run: %w", st.Dir, err))
-			}
 		case StepGuardClose:
 			if st.Guard == nil {
 				continue
