@@ -381,6 +381,39 @@ func scenarios(t *testing.T) []scenario {
 			first: "ask-parent", succeeds: false,
 		},
 		{
+			// Objects beside the sources need files=write (issue 25, item
+			// 3): the first refused is the first make builds.
+			name: "make writing objects beside the sources", tools: []string{"make", "cc"}, grant: "verify",
+			setup: func(t *testing.T, dir string) (string, []string) {
+				makeProject(t, dir, true, false)
+				return dir, []string{"make"}
+			},
+			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "t.o") },
+			first: "use-tmpdir", succeeds: true,
+		},
+		{
+			// A build directory the repository does not ignore is not one
+			// verify makes.
+			name: "cmake -B build not ignored", tools: []string{"cmake", "cc", "sh"}, grant: "verify",
+			setup: func(t *testing.T, dir string) (string, []string) {
+				return dir, cmakeProject(t, dir, true, false)
+			},
+			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "build") },
+			first: "use-tmpdir", succeeds: true,
+		},
+		{
+			// An ignored build directory that exists is the user's (an
+			// unsandboxed build trusts it): read-only.
+			name: "cmake -B build into the user's build directory", tools: []string{"cmake", "cc", "sh"}, grant: "verify",
+			setup: func(t *testing.T, dir string) (string, []string) {
+				argv := cmakeProject(t, dir, true, true)
+				mustWrite(t, filepath.Join(dir, "build", "notes.txt"), "the user's build\n")
+				return dir, argv
+			},
+			rule: "workspace-read-only", path: func(dir string) string { return filepath.Join(dir, "build") + "/" },
+			first: "use-tmpdir", succeeds: true,
+		},
+		{
 			name: "the cargo registry", tools: []string{"sh"}, grant: "verify",
 			setup: func(t *testing.T, dir string) (string, []string) {
 				reg := filepath.Join(cargoHomeDir(), "registry")
@@ -683,6 +716,20 @@ func quietTools() []quietTool {
 			mustWrite(t, filepath.Join(ws, "package.json"), `{"name": "quiet", "version": "1.0.0", "scripts": {"test": "node -e \"process.exit(1+1===2?0:1)\""}}`+"\n")
 			return []string{"npm", "test", "--silent"}
 		}},
+		{name: "pytest", tools: []string{"pytest"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			pythonPackage(t, ws, true)
+			return []string{"pytest", "-q"}
+		}},
+		{name: "cmake and ctest", tools: []string{"cmake", "cc", "sh"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
+			// No commas in the test's name (its temp dir's): a linker
+			// splits -Wl,-rpath,DIR at them. The lived-in run leaves its
+			// build/ for the user, which
+			// stays read-only: the sandboxed run builds in builddir/
+			// (ignored too).
+			cmakeProject(t, ws, true, true)
+			mustWrite(t, filepath.Join(ws, ".gitignore"), "/build/\n/builddir/\n")
+			return []string{"sh", "-c", "d=build; [ -d build ] && d=builddir; cmake -S . -B $d >/dev/null && cmake --build $d >/dev/null && ctest --test-dir $d >/dev/null"}
+		}},
 		{name: "git status and log", tools: []string{"git", "sh"}, grant: "verify", setup: func(t *testing.T, ws string) []string {
 			newRepo(t, ws)
 			return []string{"sh", "-c", "git status --short && git log --oneline >/dev/null"}
@@ -711,7 +758,7 @@ func TestQuietSuccessInAFreshOrLivedInHome(t *testing.T) {
 			if lived {
 				kind = "lived-in HOME"
 			}
-			t.Run(tool.name+", "+kind, func(t *testing.T) {
+			t.Run(tool.name+" in a "+kind, func(t *testing.T) {
 				requireTool(t, tool.tools...)
 				home, env := freshHome(t)
 				env = append(env, rustupHome()...)
@@ -1256,4 +1303,242 @@ func TestRefusedPushIsReportedWhateverTheOutput(t *testing.T) {
 	if s.ExitCode == 0 || s.Request != nil {
 		t.Fatalf("control: a silent push without the report made a request (or succeeded):\n%s", r)
 	}
+}
+
+// The Python, C and make fixtures (issue 25, item 3). pass selects the
+// fixture whose tests pass; otherwise one of them fails.
+
+// pytestFiles makes a directory of test files with no Python project
+// around it: a helper module the tests import and a test module.
+func pytestFiles(t *testing.T, dir string, pass bool) {
+	want := "2"
+	if !pass {
+		want = "3"
+	}
+	mustWrite(t, filepath.Join(dir, "helper.py"), "def two():\n    return 2\n")
+	mustWrite(t, filepath.Join(dir, "test_helper.py"), "import helper\n\n\ndef test_one():\n    assert helper.two() - 1 == 1\n\n\ndef test_two():\n    assert helper.two() == "+want+"\n")
+}
+
+// pythonPackage makes a Python package laid out as most are: pyproject.toml
+// (with pytest's settings), the package under src/, its tests under tests/
+// with a conftest.py.
+func pythonPackage(t *testing.T, dir string, pass bool) {
+	want := "5"
+	if !pass {
+		want = "6"
+	}
+	mustWrite(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\npythonpath = [\"src\"]\ntestpaths = [\"tests\"]\n")
+	mustWrite(t, filepath.Join(dir, ".gitignore"), "__pycache__/\n.pytest_cache/\n")
+	mustWrite(t, filepath.Join(dir, "src", "calc", "__init__.py"), "from calc.ops import add, mul\n")
+	mustWrite(t, filepath.Join(dir, "src", "calc", "ops.py"), "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+	mustWrite(t, filepath.Join(dir, "tests", "conftest.py"), "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n")
+	mustWrite(t, filepath.Join(dir, "tests", "test_ops.py"), "import calc\n\n\ndef test_add(two):\n    assert calc.add(two, 3) == "+want+"\n\n\ndef test_mul(two):\n    assert calc.mul(two, 3) == 6\n")
+}
+
+// cSources are a tiny C library and its test program, which exits 1 when
+// the library is wrong.
+func cSources(t *testing.T, dir string, pass bool) {
+	op := "+"
+	if !pass {
+		op = "-"
+	}
+	mustWrite(t, filepath.Join(dir, "add.c"), "int add(int a, int b) { return a "+op+" b; }\n")
+	mustWrite(t, filepath.Join(dir, "t.c"), "#include <stdio.h>\nint add(int, int);\nint main(void) {\n\tif (add(2, 2) != 4) {\n\t\tputs(\"FAIL: add(2, 2)\");\n\t\treturn 1;\n\t}\n\tputs(\"ok\");\n\treturn 0;\n}\n")
+}
+
+// cmakeProject is cSources built by CMake, tested by ctest, with the build
+// directory the repository ignores when ignored is set.
+func cmakeProject(t *testing.T, dir string, pass, ignored bool) []string {
+	cSources(t, dir, pass)
+	mustWrite(t, filepath.Join(dir, "CMakeLists.txt"), "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\nenable_testing()\nadd_library(calc SHARED add.c)\nset_target_properties(calc PROPERTIES VERSION 1.0 SOVERSION 1)\nadd_executable(calc_test t.c)\ntarget_link_libraries(calc_test calc)\nadd_test(NAME calc_test COMMAND calc_test)\n")
+	if ignored {
+		mustWrite(t, filepath.Join(dir, ".gitignore"), "/build/\n")
+	}
+	return []string{"sh", "-c", "cmake -S . -B build >/dev/null && cmake --build build >/dev/null && ctest --test-dir build --output-on-failure"}
+}
+
+// makeProject is cSources built by make: into build/ (ignored) when
+// outOfTree is set, else objects beside the sources.
+func makeProject(t *testing.T, dir string, pass, outOfTree bool) {
+	cSources(t, dir, pass)
+	b := "."
+	if outOfTree {
+		b = "build"
+		mustWrite(t, filepath.Join(dir, ".gitignore"), "/build/\n")
+	} else {
+		mustWrite(t, filepath.Join(dir, ".gitignore"), "*.o\n/t\n")
+	}
+	mustWrite(t, filepath.Join(dir, "Makefile"), "B := "+b+"\nCC ?= cc\n\ntest: $(B)/t\n\t$(B)/t\n\n$(B)/t: $(B)/t.o $(B)/add.o\n\t$(CC) -o $@ $^\n\n$(B)/%.o: %.c\n\t@mkdir -p $(B)\n\t$(CC) -c -o $@ $<\n")
+}
+
+// buildCase is one of the tool runs of TestPythonAndBuildsUnderVerify.
+type buildCase struct {
+	name  string
+	tools []string
+	// setup makes the fixture in ws, whose tests pass or fail, and
+	// returns the command.
+	setup func(t *testing.T, ws string, pass bool) []string
+	// bare are what the command writes in the workspace without wrun
+	// (relative paths): the outputs verify sends elsewhere or removes.
+	bare []string
+}
+
+func buildCases() []buildCase {
+	return []buildCase{
+		{name: "pytest over test files", tools: []string{"pytest"},
+			setup: func(t *testing.T, ws string, pass bool) []string {
+				pytestFiles(t, ws, pass)
+				return []string{"pytest", "-q"}
+			}, bare: []string{"__pycache__", ".pytest_cache"}},
+		{name: "a Python package's tests", tools: []string{"pytest"},
+			setup: func(t *testing.T, ws string, pass bool) []string {
+				pythonPackage(t, ws, pass)
+				return []string{"pytest", "-q"}
+			}, bare: []string{"src/calc/__pycache__", "tests/__pycache__", ".pytest_cache"}},
+		{name: "cmake -B build ignored", tools: []string{"cmake", "cc", "sh"},
+			setup: func(t *testing.T, ws string, pass bool) []string {
+				return cmakeProject(t, ws, pass, true)
+			}, bare: []string{"build/CMakeCache.txt", "build/libcalc.so"}},
+		{name: "make into build ignored", tools: []string{"make", "cc"},
+			setup: func(t *testing.T, ws string, pass bool) []string {
+				makeProject(t, ws, pass, true)
+				return []string{"make"}
+			}, bare: []string{"build/add.o", "build/t"}},
+	}
+}
+
+// Python and out-of-tree builds under verify (issue 25, item 3): pytest
+// over bare test files, a Python package's tests, a CMake build and a make
+// build into the build directory the repository ignores pass under verify
+// when their tests pass and fail when they fail, writing nothing in the
+// workspace (bytecode and pytest's cache go to wrun's private outputs, the
+// build directory wrun made is removed after the run) and asking for
+// nothing: a failing run has no request. The controls: without wrun the
+// same commands pass or fail alike and write those outputs in the
+// workspace; a pytest run pointed back at the workspace's .pytest_cache is
+// asked for it; `make -k` of objects beside the sources asks for exactly
+// the objects it was refused. A Python package's bytecode and last
+// failures are kept for later sandboxed runs (`pytest --lf` reruns only
+// the failure).
+func TestPythonAndBuildsUnderVerify(t *testing.T) {
+	requireABI(t, 3)
+	// The user's own settings would change what Python writes.
+	clean := []string{"PYTHONDONTWRITEBYTECODE=", "PYTEST_ADDOPTS=", "PYTHONPYCACHEPREFIX="}
+	for _, bc := range buildCases() {
+		for _, pass := range []bool{true, false} {
+			// No commas: the test's temp dir is named after it, and a
+			// linker splits -Wl,-rpath,DIR at them.
+			name := bc.name + " passing"
+			if !pass {
+				name = bc.name + " failing"
+			}
+			t.Run(name, func(t *testing.T) {
+				requireTool(t, bc.tools...)
+				home, env := freshHome(t)
+				env = append(env, clean...)
+				ws := workspace(t)
+				argv := bc.setup(t, ws, pass)
+				o := runOpts{dir: ws, env: env}
+				// The control, bare.
+				r := run(t, o, argv...)
+				if (r.code == 0) != pass {
+					t.Fatalf("control: %q without wrun: want passing %v: %s", argv, pass, r)
+				}
+				for _, p := range bc.bare {
+					if !exists(filepath.Join(ws, p)) {
+						t.Errorf("control: %q without wrun did not write %s, so this test cannot tell", argv, p)
+					}
+				}
+				resetDir(t, ws)
+				argv = bc.setup(t, ws, pass)
+				before := snapshot(t, ws)
+				s, r := runScenario(t, o, harnessRun{grant: "verify", argv: argv})
+				if (s.ExitCode == 0) != pass {
+					t.Fatalf("%q under verify: want passing %v:\n%s", argv, pass, r)
+				}
+				if s.Request != nil {
+					var got []string
+					for _, d := range s.Request.Denials {
+						got = append(got, d.Op+" "+d.Path+d.Addr)
+					}
+					t.Errorf("%q under verify asks for %q:\n%s", argv, got, r)
+				}
+				for _, d := range s.Ignored {
+					if strings.HasPrefix(d.Path, ws+"/") {
+						t.Errorf("a write in the workspace was refused: %s %s", d.Op, d.Path)
+					}
+				}
+				if pass {
+					if lines := wrunLines(r.stderr); len(lines) > 0 {
+						t.Errorf("a successful %q printed wrun's lines:\n%s", argv, strings.Join(lines, "\n"))
+					}
+				}
+				if after := snapshot(t, ws); !maps.Equal(before, after) {
+					t.Errorf("%q under verify changed the workspace:\n%s", argv, diffSnapshots(before, after))
+				}
+				if bc.name != "a Python package's tests" || pass {
+					return
+				}
+				// Kept for later sandboxed runs of this workspace: the
+				// bytecode, and the last failure.
+				pyc, _ := filepath.Glob(filepath.Join(home, ".cache", "wrun", "ws", "*", "pycache", ws, "src", "calc", "ops.*.pyc"))
+				if len(pyc) != 1 {
+					t.Errorf("no bytecode of calc/ops.py in the private state: %q", pyc)
+				}
+				r = wrun(t, o, "--grant", "verify", "--", "pytest", "-q", "--lf")
+				// Without the cache --lf runs both: "1 failed, 1 passed".
+				if r.code == 0 || !strings.Contains(r.stdout, "1 failed") || strings.Contains(r.stdout, "passed") {
+					t.Errorf("pytest --lf under verify does not rerun only the last failure:\n%s", r)
+				}
+				// The control: pytest's cache pointed back at the
+				// workspace (the command line wins over PYTEST_ADDOPTS)
+				// is refused, and asked for.
+				s, r = runScenario(t, o, harnessRun{grant: "verify", argv: []string{"pytest", "-q", "-o", "cache_dir=.pytest_cache"}})
+				if s.Request == nil || !slices.ContainsFunc(s.Request.Denials, func(d escalate.DeniedAct) bool {
+					return d.Path == filepath.Join(ws, ".pytest_cache")
+				}) {
+					t.Errorf("control: a cache in the workspace is not asked for:\n%s", r)
+				}
+			})
+		}
+	}
+
+	// A failing make asks for the outputs it was refused, and nothing
+	// else: make -k tries both objects beside the sources.
+	t.Run("make -k of objects beside the sources", func(t *testing.T) {
+		requireTool(t, "make", "cc")
+		_, env := freshHome(t)
+		ws := workspace(t)
+		makeProject(t, ws, true, false)
+		s, r := runScenario(t, runOpts{dir: ws, env: append(env, clean...)}, harnessRun{grant: "verify", argv: []string{"make", "-k"}})
+		var got []string
+		if s.Request != nil {
+			for _, d := range s.Request.Denials {
+				got = append(got, d.Path)
+			}
+		}
+		slices.Sort(got)
+		if want := []string{filepath.Join(ws, "add.o"), filepath.Join(ws, "t.o")}; s.ExitCode == 0 || !slices.Equal(got, want) {
+			t.Errorf("make -k under verify: exit %d, asks for %q, want %q:\n%s", s.ExitCode, got, want, r)
+		}
+	})
+}
+
+// diffSnapshots lists what differs between two snapshots.
+func diffSnapshots(before, after map[string]string) string {
+	var out []string
+	for p, v := range after {
+		if w, ok := before[p]; !ok {
+			out = append(out, "+ "+p)
+		} else if w != v {
+			out = append(out, "~ "+p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			out = append(out, "- "+p)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }

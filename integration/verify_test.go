@@ -52,6 +52,10 @@ func packageOf(program string) string {
 		return "the Debian package nodejs"
 	case "sh":
 		return "the Debian package dash"
+	case "pytest":
+		return "the Debian package python3-pytest"
+	case "cc":
+		return "the Debian package gcc"
 	case "setsid", "unshare":
 		return "the Debian package util-linux"
 	case "umount":

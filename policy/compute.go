@@ -244,8 +244,12 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			// there, so no links, FIFOs or sockets may be planted.
 			acc := ReadWritePlain
 			create := CreateNone
-			if !w.Dir {
+			switch {
+			case !w.Dir:
 				acc = ReadFile | WriteExisting
+			case w.Scratch:
+				// Removed after the run: nothing later trusts it.
+				acc = ReadWrite
 			}
 			if w.Create {
 				create = CreateFile
@@ -299,6 +303,11 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	var err error
 	if p.Protected, guard, err = protectedPaths(p, h, repo); err != nil {
 		return nil, err
+	}
+	for _, w := range vscope.Writable {
+		if w.Scratch {
+			guard.Scratch = append(guard.Scratch, w.Path)
+		}
 	}
 	if guard.Journal != "" || !guard.Empty() {
 		gd := &guard

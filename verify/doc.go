@@ -2,7 +2,8 @@
 // write under shell=verify (and which of the user's own tool caches
 // shell=full opens), and nothing more: the bounded write scope, never a
 // command allowlist. The scope depends on the workspace and the
-// environment (cargo, go, git, npm), not on which command runs.
+// environment (cargo, go, git, npm, Python, a build directory the
+// repository ignores), not on which command runs.
 //
 // Compute is the pure part (it reads manifests, config files and the
 // repository, and changes nothing). Its Scope is complete, so that the

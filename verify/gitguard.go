@@ -47,6 +47,12 @@ type Guard struct {
 	Roots []string `json:"roots,omitempty"`
 	// Known are the .git entries that were there before the run.
 	Known []string `json:"known,omitempty"`
+	// Scratch are directories wrun makes empty for the run (they must not
+	// exist before it) and removes after it with everything beneath them,
+	// quietly: a build directory in the workspace that a later unsandboxed
+	// build would trust. A journal field of its own: a wrun that does not
+	// know it leaves them.
+	Scratch []string `json:"scratch,omitempty"`
 }
 
 // GuardList is a directory whose entries may not grow during a run.
@@ -108,7 +114,24 @@ func NewGuardList(dir string, dotOnly bool, keep []string, why string) GuardList
 
 // Empty reports whether the guard checks nothing.
 func (g *Guard) Empty() bool {
-	return g == nil || len(g.Absent)+len(g.Lists)+len(g.Named)+len(g.Links)+len(g.Roots) == 0
+	return g == nil || len(g.Absent)+len(g.Lists)+len(g.Named)+len(g.Links)+len(g.Roots)+len(g.Scratch) == 0
+}
+
+// makeScratch makes each Scratch directory, its parent reached without
+// following links; one that exists already is not the run's, and is
+// dropped from the guard (not removed after the run) and reported.
+func (g *Guard) makeScratch() []error {
+	var errs []error
+	kept := g.Scratch[:0]
+	for _, d := range g.Scratch {
+		if err := mkdirNoFollow(d); err != nil {
+			errs = append(errs, fmt.Errorf("making %s for the run: %w (it appeared after the grant was computed: run again)", d, err))
+			continue
+		}
+		kept = append(kept, d)
+	}
+	g.Scratch = kept
+	return errs
 }
 
 // Finding is one thing a guard check changed.
@@ -128,6 +151,12 @@ type Finding struct {
 // repository whose metadata runs programs.
 func (g *Guard) Check() []Finding {
 	var out []Finding
+	for _, d := range g.Scratch {
+		// Made for the run: removing it is no finding.
+		if _, err := removeNoFollow(d); err != nil {
+			out = append(out, Finding{d, "could not be removed after the run (a sandboxed build's outputs, which an unsandboxed build must not trust): " + err.Error(), false})
+		}
+	}
 	for _, p := range g.Absent {
 		removed, err := removeNoFollow(p)
 		switch {

@@ -96,6 +96,20 @@ func readDirNames(fd int) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
+// oNoFollow opens a file only if its last component is not a link.
+const oNoFollow = unix.O_NOFOLLOW
+
+// mkdirNoFollow makes the directory path (mode 0755 less the umask), its
+// parent reached without following links; it fails if path exists.
+func mkdirNoFollow(path string) error {
+	dfd, err := openDirNoFollow(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	return unix.Mkdirat(dfd, filepath.Base(path), 0o755)
+}
+
 // removeNoFollow removes path (and what is beneath it), its parent reached
 // without following links. A parent that is no longer a plain directory
 // path (a link was planted on the way) is left alone: removed reports

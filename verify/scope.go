@@ -43,7 +43,7 @@ type Path struct {
 	Path   string
 	Dir    bool   // a directory (with everything beneath it) rather than one file
 	Create bool   // created by wrun before the child starts when missing
-	Tool   string // which tool needs it: cargo, go, git, npm
+	Tool   string // which tool needs it: cargo, go, git, npm, python, build
 	Why    string // plain words
 	// Beneath, when set, is a trusted directory above Path whose contents
 	// are not trusted (a repository, a cargo workspace): Path is reached
@@ -57,6 +57,13 @@ type Path struct {
 	// branch's ref and its lock file beside the other branches); see
 	// policy.Rule's Entry.
 	Entry bool
+	// Scratch: a directory wrun makes empty for the run, once the guard's
+	// journal records it, and removes after the run with everything in it
+	// (the guard's Scratch: a killed wrun's is removed by the next run).
+	// Nothing outside the run trusts it, so symbolic links, FIFOs and
+	// sockets may be made beneath it; elsewhere later unsandboxed runs
+	// write there and a planted link would redirect them.
+	Scratch bool
 }
 
 // ReadOnly is a path verify mode deliberately leaves unwritable although a
@@ -112,6 +119,8 @@ func Compute(in Input) Scope {
 		s.Env = append(s.Env, gitConfigEnv(gitCfg)...)
 	}
 	npmScope(in, &s)
+	pythonScope(in, &s)
+	buildDirScope(in, &s)
 	// A path inside the workspace is reached from the workspace root
 	// unless its tool named a nearer trusted directory: the child may
 	// plant links anywhere in a workspace it can write.

@@ -108,11 +108,12 @@ func Prepare(steps []Step) (*Session, error) {
 				// The checks after the run are made all the same; only a
 				// wrun killed before them leaves them to nobody.
 				s.found = append(s.found, Finding{Path: st.Guard.Journal, What: "could not record this run's checks (if wrun is killed, no later run makes them): " + err.Error()})
-				continue
-			}
-			if f != nil {
+			} else if f != nil {
 				s.guard[st.Guard.ID] = f
 			}
+			// Made once the journal names them: what a killed wrun made
+			// is removed by the next run.
+			errs = append(errs, st.Guard.makeScratch()...)
 		case StepGitShim:
 			if err := os.MkdirAll(st.Dir, 0o755); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
