@@ -129,3 +129,41 @@ func TestObserverSeesThroughProcMagicLinks(t *testing.T) {
 		t.Errorf("want one denial on /proc/PID/oom_score_adj, got %+v", ob.Denials)
 	}
 }
+
+// TestCreatingWhatExistsIsNoDenial: mkdir, mknod, symlink and link of a
+// name that exists fail with EEXIST before the kernel asks Landlock, so
+// `mkdir -p` walking up through /tmp (cmake, make) reports no denial,
+// while the same calls for a new name outside the grant are reported.
+func TestCreatingWhatExistsIsNoDenial(t *testing.T) {
+	requireABI(t, 3)
+	if !bins.features.UserNotif {
+		t.Skip("needs seccomp user notification (Linux 5.0)")
+	}
+	requireTool(t, "sh", "mkdir", "ln", "mkfifo")
+	ws := workspace(t)
+	out := workspace(t)
+	f := filepath.Join(out, "f")
+	mustWrite(t, f, "x")
+	existing := "mkdir " + out + "; mkdir -p " + out + "; mkfifo " + f + "; ln -s x " + f + "; ln " + f + " " + f + "; true"
+	ob, r := runObserved(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", existing+" 2>/dev/null")
+	if r.code != 0 {
+		t.Fatalf("%s", r)
+	}
+	for _, d := range ob.Denials {
+		if strings.HasPrefix(d.Path, out) {
+			t.Errorf("a create of a name that exists reported as a denial: %+v", d)
+		}
+	}
+	// Control: the same calls for new names are refused and reported.
+	fresh := "mkdir " + out + "/d; mkfifo " + out + "/p; ln -s x " + out + "/s; ln " + f + " " + out + "/h; true"
+	ob, _ = runObserved(t, runOpts{dir: ws}, "--grant", "verify", "--", "sh", "-c", fresh+" 2>/dev/null")
+	seen := map[string]bool{}
+	for _, d := range ob.Denials {
+		seen[d.Path] = true
+	}
+	for _, n := range []string{"d", "p", "s", "h"} {
+		if p := filepath.Join(out, n); !seen[p] || exists(p) {
+			t.Errorf("control: %s was not refused and reported (reported: %v)", p, ob.Denials)
+		}
+	}
+}

@@ -482,6 +482,11 @@ func (s *supervisor) make(c *notice, spec callSpec) {
 		op = access.Op{Kind: access.OpSymlink, Path: e.path()}
 	}
 	if !s.trees.has(e.dirID) {
+		if _, exists, _ := e.stat(); exists {
+			// The kernel answers EEXIST before it asks Landlock (mkdir -p
+			// of an existing /tmp): no denial to predict.
+			op = access.Op{}
+		}
 		s.continueOrPredict(c, op, op.Kind)
 		return
 	}
@@ -745,7 +750,8 @@ func (s *supervisor) link(c *notice, spec callSpec) {
 	sst, sok, _ := src.stat()
 	op := access.Op{Kind: access.OpLink, Path: src.path(), Dest: dst.path(), Rights: statRight(sst.Mode)}
 	if !s.trees.has(dst.dirID) {
-		if !sok {
+		if _, dexists, _ := dst.stat(); !sok || dexists {
+			// ENOENT or EEXIST, answered before Landlock is asked.
 			op = access.Op{}
 		}
 		s.continueOrPredict(c, op, access.OpLink)
