@@ -66,8 +66,10 @@ func completeGrant(_ *cobra.Command, _ []string, toComplete string) ([]string, c
 	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
 		prefix := toComplete[:i+1]
 		out = out[:0]
-		for _, f := range []string{"files=none", "files=read", "files=write", "shell=none", "shell=inspect", "shell=verify", "shell=full", "network=off", "network=on", "desktop=off", "desktop=on"} {
-			out = append(out, prefix+f)
+		for _, field := range grant.FieldNames() {
+			for _, v := range grant.FieldValues(field) {
+				out = append(out, prefix+field+"="+v)
+			}
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
@@ -103,7 +105,7 @@ names a common combination:
   full      write  full     on       also write the user's tool caches
 
 Fields: files=none|read|write  shell=none|inspect|verify|full
-        network=off|on          desktop=off|on
+        network=off|loopback|hosts|on           desktop=off|on
         tools=read+search+...   (tool families a harness may give the
                                 child: see wrun tools --help)
 Give a preset, a preset with overrides (verify,network=off), or fields alone
