@@ -180,3 +180,16 @@ func HostsWithin(hosts []Host, n Network) []string {
 	}
 	return out
 }
+
+// MarshalText renders the entry as String does (for JSON).
+func (h Host) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// UnmarshalText reads an entry as ParseHost does.
+func (h *Host) UnmarshalText(b []byte) error {
+	v, err := ParseHost(string(b))
+	if err != nil {
+		return err
+	}
+	*h = v
+	return nil
+}

@@ -27,6 +27,7 @@ type policyFlags struct {
 	allowRead  []string
 	allowWrite []string
 	allowUnix  []string
+	allowHost  []string
 	keepEnv    []string
 	bestEffort bool
 	json       bool
@@ -38,6 +39,7 @@ func (f *policyFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.workdir, "workdir", "C", "", "the workspace root the grant's files field applies to (default: the current directory)")
 	fl.StringArrayVar(&f.allowRead, "allow-read", nil, "also allow reading `PATH` (repeatable; it must exist)")
 	fl.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing beneath `PATH` (repeatable; it must exist)")
+	fl.StringArrayVar(&f.allowHost, "allow-host", nil, "with network=loopback, also allow the host's loopback service `HOST[:PORT]` (127.0.0.1:5432, [::1]:6379, localhost:8080); with network=hosts, also any host wrun's proxy may reach (crates.io, *.example.com:443) (repeatable; without a port every port)")
 	fl.StringArrayVar(&f.allowUnix, "allow-unix", nil, "also allow connecting and sending to the pathname UNIX socket `PATH` although it was bound outside the sandbox (repeatable; narrower than desktop=on)")
 	fl.StringArrayVar(&f.keepEnv, "keep-env", nil, "pass environment variable `NAME` through although the grant would remove it (repeatable)")
 	fl.BoolVar(&f.bestEffort, "best-effort", false, "run even if this kernel cannot enforce the whole grant; every output then says DEGRADED")
@@ -53,6 +55,7 @@ func (f *policyFlags) spec() run.Spec {
 		AllowRead:  f.allowRead,
 		AllowWrite: f.allowWrite,
 		AllowUnix:  f.allowUnix,
+		AllowHost:  f.allowHost,
 		KeepEnv:    f.keepEnv,
 		BestEffort: f.bestEffort,
 	}
