@@ -175,7 +175,9 @@ func (s *supervisor) reportSocket(c *notice, sc *sockCall, nr uint32, errno unix
 		// The kernel refused the performer's send of the caller's
 		// credentials (their pid is not wrun's): the mediation's limit.
 		s.record(c, access.OpConnect, "", "SCM_CREDENTIALS", access.RightSendCredentials)
-	case errno != 0 && (nr == unix.SYS_CONNECT || nr == unix.SYS_BIND):
+	case (errno == unix.EACCES || errno == unix.EPERM) && (nr == unix.SYS_CONNECT || nr == unix.SYS_BIND):
+		// (Only a refusal is a denial: ENOENT, ECONNREFUSED and the like
+		// are the kernel's answers, as they would be without wrun.)
 		_, addr := decodeSockaddr(sc.addr)
 		kind := access.OpConnect
 		if nr == unix.SYS_BIND {
