@@ -105,6 +105,11 @@ func TestLoopbackMatrix(t *testing.T) {
 				t.Errorf("network=%s on %s: network.loopback asked %v", n, tc.name, cell != nil)
 				continue
 			}
+			if n == grant.NetworkHosts {
+				if rs := Refusals(tc.f, g, Need{}); len(rs) == 0 || rs[0].Key != "network.hosts" {
+					t.Errorf("network=hosts on %s: not refused for want of the proxy: %v", tc.name, rs)
+				}
+			}
 			if cell != nil && cell.Held() != tc.held {
 				t.Errorf("network=%s on %s: held %v, want %v (%+v)", n, tc.name, cell.Held(), tc.held, cell.Cell)
 			}
