@@ -111,9 +111,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		Workdir:   h.Workdir,
 		Cwd:       h.Workdir,
 		TempDir:   h.TempDir,
-		Network: Network{Allow: g.Network == grant.NetworkOn,
-			Loopback: g.Network == grant.NetworkLoopback || g.Network == grant.NetworkHosts,
-			Proxy:    g.Network == grant.NetworkHosts},
+		Network:   NetworkOf(g.Network),
 		IPC: IPC{
 			AbstractUnixOutside: g.Desktop == grant.DesktopOn,
 			PathUnixOutside:     g.Desktop == grant.DesktopOn,

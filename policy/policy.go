@@ -87,6 +87,14 @@ type Network struct {
 	Hosts []grant.Host `json:"hosts,omitempty"`
 }
 
+// NetworkOf is the network part of a policy for the grant's network
+// value n, before any --allow-host entry.
+func NetworkOf(n grant.Network) Network {
+	return Network{Allow: n == grant.NetworkOn,
+		Loopback: n == grant.NetworkLoopback || n == grant.NetworkHosts,
+		Proxy:    n == grant.NetworkHosts}
+}
+
 // IPC is the inter-process part of a policy.
 type IPC struct {
 	// SignalOutside: the child may signal processes outside its sandbox.
