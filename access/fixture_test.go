@@ -26,7 +26,7 @@ func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 		t.Fatal(err)
 	}
 	p := &policy.Policy{Grant: g, GrantSpec: g.String(), GrantName: g.Name(), Workdir: ws, Cwd: ws, TempDir: tmp,
-		Network: policy.Network{Allow: g.Network == grant.NetworkOn},
+		Network: policy.NetworkOf(g.Network),
 		IPC:     policy.IPC{AbstractUnixOutside: g.Desktop == grant.DesktopOn, PathUnixOutside: g.Desktop == grant.DesktopOn}}
 	add := func(path string, acc policy.Access, src, why string) {
 		p.Rules = append(p.Rules, policy.Rule{Path: path, Access: acc, Source: src, Why: why})

@@ -2,6 +2,7 @@ package access
 
 import (
 	"maps"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -473,6 +474,7 @@ func (m *Model) Check(op Op) []Missing {
 			if !m.ipc.PathUnixOutside && !m.unixConfined {
 				out = append(out, Missing{Addr: op.Addr, Right: RightSocketUnix, Cause: Cause{Kind: CauseIPC}})
 			}
+		case m.network.Loopback && ipFamily(family):
 		case !m.network.Allow:
 			out = append(out, Missing{Addr: op.Addr, Right: RightSocketInet, Cause: Cause{Kind: CauseNetwork}})
 		}
@@ -536,6 +538,46 @@ func (m *Model) checkGain(op Op) []Missing {
 	return nil
 }
 
+// ipFamily reports whether a socket family, as an OpSocket names it,
+// is IPv4 or IPv6.
+func ipFamily(family string) bool {
+	switch strings.TrimPrefix(family, "af_") {
+	case "inet", "inet6":
+		return true
+	}
+	return false
+}
+
+// checkLoopback is a connect, send or bind of an IP socket under
+// network=loopback or hosts: a bind needs a loopback address; a connect
+// or send reaches a loopback address only, and of those this model knows
+// only the ones an --allow-host names (which sockets the sandbox bound is
+// the mediation's to know, in the run): any other is reported missing.
+func (m *Model) checkLoopback(op Op, addr, connect, bind string) []Missing {
+	network := Cause{Kind: CauseNetwork}
+	right := connect
+	if op.Kind == OpBind {
+		right = bind
+	}
+	ap, err := netip.ParseAddrPort(strings.TrimPrefix(addr, "udp:"))
+	if err != nil {
+		return []Missing{{Addr: addr, Right: right, Cause: network}}
+	}
+	a := ap.Addr().Unmap()
+	if op.Kind == OpBind {
+		if a.IsLoopback() {
+			return nil
+		}
+		return []Missing{{Addr: addr, Right: right, Cause: network}}
+	}
+	for _, h := range m.network.Hosts {
+		if a.IsLoopback() && h.MatchesAddr(a, int(ap.Port())) {
+			return nil
+		}
+	}
+	return []Missing{{Addr: addr, Right: right, Cause: network}}
+}
+
 func (m *Model) checkSocket(op Op) []Missing {
 	addr := op.Addr
 	ipc := Cause{Kind: CauseIPC}
@@ -556,10 +598,14 @@ func (m *Model) checkSocket(op Op) []Missing {
 		if !m.ipc.PathUnixOutside {
 			return []Missing{{Addr: addr, Right: RightConnectUnix, Cause: ipc}}
 		}
+	case strings.HasPrefix(addr, "udp:") && m.network.Loopback:
+		return m.checkLoopback(op, addr, RightConnectUDP, RightBindUDP)
 	case strings.HasPrefix(addr, "udp:"):
 		if !m.network.Allow {
 			return []Missing{{Addr: addr, Right: RightSocketInet, Cause: network}}
 		}
+	case m.network.Loopback:
+		return m.checkLoopback(op, strings.TrimPrefix(addr, "tcp:"), RightConnectTCP, RightBindTCP)
 	default:
 		if !m.network.Allow && !m.tcpUnhandled {
 			right := RightConnectTCP

@@ -60,6 +60,13 @@ const (
 	RightConnectTCP = "connect_tcp"
 	// RightBindTCP is binding (listening on) a TCP port.
 	RightBindTCP = "bind_tcp"
+	// RightConnectUDP is sending to (or connecting) a UDP or ping
+	// socket's address, refused under network=loopback and hosts unless
+	// a socket of the sandbox's is bound there; Addr is "udp:HOST:PORT".
+	RightConnectUDP = "connect_udp"
+	// RightBindUDP is binding a UDP socket, refused under
+	// network=loopback and hosts to any address but loopback.
+	RightBindUDP = "bind_udp"
 	// RightSocketInet is creating a socket of any family but AF_UNIX.
 	RightSocketInet = "socket_inet"
 	// RightSocketUnix is creating an AF_UNIX socket, refused under

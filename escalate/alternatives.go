@@ -69,7 +69,7 @@ func (a *Analyzer) alternatives(f finding) []Alternative {
 func rankOf(alt Alternative) int {
 	if alt.Kind == KindBeyondCeiling {
 		// Keep it where the widening it replaces would stand.
-		if len(alt.Args) > 0 && (alt.Args[0] == "--allow-write" || alt.Args[0] == "--allow-unix") {
+		if len(alt.Args) > 0 && (alt.Args[0] == "--allow-write" || alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host") {
 			return kindRank(KindAllowWrite)
 		}
 		if len(alt.Commands) > 0 {
@@ -116,6 +116,17 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		x.target = target
 		alt.Args = []string{"--allow-unix", target}
 		equivalent = applySet(a.p.Grant, map[string]string{"desktop": "on"})
+	case KindAllowHost:
+		// The address wrun refused, when it is a loopback one: the host's
+		// own service at that port, and nothing else.
+		h, err := grant.ParseHost(strings.TrimPrefix(f.d.Addr, "udp:"))
+		if f.d.Op == OpBind || err != nil || !h.Loopback() || h.Port == 0 {
+			return Alternative{}, false
+		}
+		x.target = h.String()
+		alt.Args = []string{"--allow-host", h.String()}
+		equivalent = a.p.Grant
+		equivalent.Network = max(equivalent.Network, h.Needs())
 	case KindGrant:
 		if !a.resolves(f, a.grantRules(x.newGrant)) {
 			return Alternative{}, false

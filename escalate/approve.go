@@ -155,6 +155,8 @@ type Widening struct {
 	AllowWrite []string
 	// AllowUnix are the UNIX sockets outside the sandbox approved.
 	AllowUnix []string
+	// AllowHost are the --allow-host entries approved.
+	AllowHost []string
 	// Approved are the ids of the approved alternatives.
 	Approved []string
 	// Routes are approved alternatives that widen nothing (routes, asking
@@ -168,11 +170,11 @@ type Widening struct {
 
 // Widens reports whether the widening changes anything a retry could use.
 func (w *Widening) Widens(from grant.Grant) bool {
-	return len(w.AllowWrite) > 0 || len(w.AllowUnix) > 0 || !w.Grant.Equal(from)
+	return len(w.AllowWrite) > 0 || len(w.AllowUnix) > 0 || len(w.AllowHost) > 0 || !w.Grant.Equal(from)
 }
 
 // Args are the wrun flags of the retry: --grant SPEC, one --allow-write
-// per path and one --allow-unix per socket.
+// per path, one --allow-unix per socket and one --allow-host per host.
 func (w *Widening) Args() []string {
 	out := []string{"--grant", w.Grant.Compact()}
 	for _, p := range w.AllowWrite {
@@ -180,6 +182,9 @@ func (w *Widening) Args() []string {
 	}
 	for _, p := range w.AllowUnix {
 		out = append(out, "--allow-unix", p)
+	}
+	for _, h := range w.AllowHost {
+		out = append(out, "--allow-host", h)
 	}
 	return out
 }
@@ -196,6 +201,13 @@ func (w *Widening) Options(o policy.Options) policy.Options {
 	for _, p := range w.AllowUnix {
 		if !slices.Contains(o.AllowUnix, p) {
 			o.AllowUnix = append(o.AllowUnix, p)
+		}
+	}
+	o.AllowHost = slices.Clone(o.AllowHost)
+	for _, v := range w.AllowHost {
+		// Approve parsed each one.
+		if h, err := grant.ParseHost(v); err == nil && !slices.Contains(o.AllowHost, h) {
+			o.AllowHost = append(o.AllowHost, h)
 		}
 	}
 	return o
@@ -281,6 +293,22 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			if !slices.Contains(w.AllowUnix, p) {
 				w.AllowUnix = append(w.AllowUnix, p)
 			}
+		case KindAllowHost:
+			if len(alt.Args) != 2 || alt.Args[0] != "--allow-host" {
+				return nil, fmt.Errorf("approving %s: args %q are not --allow-host HOST:PORT", id, alt.Args)
+			}
+			h, err := grant.ParseHost(alt.Args[1])
+			if err != nil {
+				return nil, fmt.Errorf("approving %s: %w", id, err)
+			}
+			as := cur
+			as.Network = max(as.Network, h.Needs())
+			if ex := widening(cur, as, ceiling.Grant); len(ex) > 0 {
+				exceeded = append(exceeded, fmt.Sprintf("--allow-host %s counts as %s: %s", h, as.Compact(), strings.Join(ex, "; ")))
+			}
+			if !slices.Contains(w.AllowHost, h.String()) {
+				w.AllowHost = append(w.AllowHost, h.String())
+			}
 		case KindGrant:
 			if len(alt.Args) != 2 || alt.Args[0] != "--grant" {
 				return nil, fmt.Errorf("approving %s: args %q are not --grant SPEC", id, alt.Args)
@@ -294,7 +322,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			return nil, fmt.Errorf("approving %s: kind %q cannot be approved", id, alt.Kind)
 		}
 		w.Approved = append(w.Approved, id)
-		if alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindGrant {
+		if alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant {
 			resolved[owner[id]] = true
 		}
 	}
@@ -340,7 +368,7 @@ func Narrowest(req *Request, ceiling Ceiling) []string {
 	var out []string
 	for _, den := range req.Denials {
 		for _, alt := range den.Alternatives {
-			if (alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
+			if (alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
 				out = append(out, alt.ID)
 				break
 			}
@@ -368,6 +396,14 @@ func withinCeiling(req *Request, cur grant.Grant, alt Alternative, ceiling Ceili
 		return len(widening(cur, applySet(cur, field), ceiling.Grant)) == 0
 	case "--allow-unix":
 		return len(widening(cur, applySet(cur, map[string]string{"desktop": "on"}), ceiling.Grant)) == 0
+	case "--allow-host":
+		h, err := grant.ParseHost(alt.Args[1])
+		if err != nil {
+			return false
+		}
+		as := cur
+		as.Network = max(as.Network, h.Needs())
+		return len(widening(cur, as, ceiling.Grant)) == 0
 	case "--grant":
 		g, err := grant.Parse(alt.Args[1])
 		return err == nil && len(widening(cur, widen(cur, g), ceiling.Grant)) == 0
@@ -392,13 +428,15 @@ var sensitiveRules = []string{"tool-cache", "protected", "protected-ancestor", "
 //     of req names as such a guard (withheld_by.path);
 //   - every --allow-unix: what a socket outside the sandbox gives (a
 //     docker socket is root, an ssh agent the user's keys) cannot be told
-//     from its path, so approving one takes naming it.
+//     from its path, so approving one takes naming it; and every
+//     --allow-host, for the same reason (a loopback port may be a
+//     database, docker's API or a cloud metadata proxy).
 func Sensitive(req *Request, den DeniedAct, alt Alternative) bool {
 	if slices.Contains(sensitiveRules, den.WithheldBy.Rule) {
 		return true
 	}
 	switch {
-	case len(alt.Args) > 0 && alt.Args[0] == "--allow-unix":
+	case len(alt.Args) > 0 && (alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host"):
 		return true
 	case len(alt.Args) == 2 && alt.Args[0] == "--grant":
 		g, err := grant.Parse(alt.Args[1])

@@ -379,3 +379,65 @@ func TestApproveAllowUnix(t *testing.T) {
 		}
 	}
 }
+
+// TestApproveAllowHost: under network=loopback a refused connect to a
+// host's loopback service offers --allow-host with that address and
+// port, and network=on; approving it adds the one entry. A refused bind,
+// or a connect beyond loopback, offers no --allow-host (it would not
+// help), only network=on.
+func TestApproveAllowHost(t *testing.T) {
+	c := &Ceiling{Grant: mustGrant(t, "full"), Source: CeilingDefault}
+	a := analyzer(t, "verify,network=loopback", Facts{Ceiling: c})
+	for _, tc := range []struct {
+		den      sandbox.Denial
+		host     string // the --allow-host offered, "" for none
+		ruleWant string
+	}{
+		{sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:5432", Right: RightConnectTCP, Exact: true}, "127.0.0.1:5432", "network-loopback"},
+		{sandbox.Denial{Op: OpConnect, Addr: "[::1]:6379", Right: RightConnectTCP, Exact: true}, "[::1]:6379", "network-loopback"},
+		{sandbox.Denial{Op: "sendto", Addr: "udp:127.0.0.53:53", Right: RightConnectUDP, Exact: true}, "127.0.0.53:53", "network-loopback"},
+		{sandbox.Denial{Op: OpConnect, Addr: "10.1.2.3:80", Right: RightConnectTCP, Exact: true}, "", "network-loopback"},
+		{sandbox.Denial{Op: OpBind, Addr: "0.0.0.0:8080", Right: RightBindTCP, Exact: true}, "", "network-loopback"},
+	} {
+		req := mustRequest(t, a, runEnd, []sandbox.Denial{tc.den})
+		d := req.Denials[0]
+		if d.WithheldBy.Rule != tc.ruleWant || d.WithheldBy.Field != "network" {
+			t.Errorf("%s: withheld by %+v", tc.den.Addr, d.WithheldBy)
+		}
+		var host *Alternative
+		on := false
+		for i, x := range d.Alternatives {
+			switch {
+			case x.Kind == KindAllowHost:
+				host = &d.Alternatives[i]
+			case x.Kind == KindGrant && len(x.Args) == 2 && strings.Contains(mustGrant(t, x.Args[1]).String(), "network=on"):
+				on = true
+			}
+		}
+		if !on {
+			t.Errorf("%s: no network=on alternative: %+v", tc.den.Addr, d.Alternatives)
+		}
+		if tc.host == "" {
+			if host != nil {
+				t.Errorf("%s: offers %q", tc.den.Addr, host.Args)
+			}
+			continue
+		}
+		if host == nil || !slices.Equal(host.Args, []string{"--allow-host", tc.host}) || !host.WithinCeiling {
+			t.Fatalf("%s: the allow-host alternative is %+v, want --allow-host %s", tc.den.Addr, host, tc.host)
+		}
+		if !Sensitive(req, d, *host) {
+			t.Errorf("%s: --allow-host is not sensitive", tc.den.Addr)
+		}
+		w, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{host.ID}}, *c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(w.Args(), " "); !strings.HasSuffix(got, " --allow-host "+tc.host) || len(w.Unresolved) != 0 {
+			t.Errorf("%s: retry args %q, unresolved %v", tc.den.Addr, got, w.Unresolved)
+		}
+		if o := w.Options(policy.Options{}); len(o.AllowHost) != 1 || o.AllowHost[0].String() != tc.host {
+			t.Errorf("%s: options %+v", tc.den.Addr, o.AllowHost)
+		}
+	}
+}

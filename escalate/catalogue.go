@@ -31,6 +31,11 @@ const (
 	// connect and send to (--allow-unix PATH): narrower than desktop=on,
 	// and bounded by the ceiling as desktop=on is.
 	KindAllowUnix = "allow-unix"
+	// KindAllowHost adds one host the child may reach (--allow-host
+	// HOST:PORT): under network=loopback a loopback service of the host,
+	// the denied address itself. Narrower than network=on, and bounded by
+	// the ceiling as the network value the entry needs is.
+	KindAllowHost = "allow-host"
 	// KindGrant changes grant fields (--grant SPEC).
 	KindGrant = "grant"
 	// KindAskParent hands the decision to whoever started the run.
@@ -45,7 +50,7 @@ func kindRank(kind string) int {
 	switch kind {
 	case KindRoute:
 		return 0
-	case KindAllowWrite, KindAllowUnix:
+	case KindAllowWrite, KindAllowUnix, KindAllowHost:
 		return 1
 	case KindGrant:
 		return 2

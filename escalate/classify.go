@@ -66,7 +66,10 @@ func (a *Analyzer) Classify(d sandbox.Denial) WithheldBy { return a.find(d).by }
 func (a *Analyzer) find(d sandbox.Denial) finding {
 	f := finding{d: d}
 	switch d.Right {
-	case RightConnectTCP, RightBindTCP, RightSocketInet:
+	case RightConnectTCP, RightBindTCP, RightConnectUDP, RightBindUDP, RightSocketInet:
+		if a.p.Network.Loopback {
+			return a.finish(f, "network-loopback", "")
+		}
 		return a.finish(f, "network-off", "")
 	case RightSocketUnix:
 		return a.finish(f, "unix-sockets-unconfined", "")

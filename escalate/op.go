@@ -42,6 +42,8 @@ const (
 	RightConnectTCP      = access.RightConnectTCP
 	RightBindTCP         = access.RightBindTCP
 	RightSocketInet      = access.RightSocketInet
+	RightConnectUDP      = access.RightConnectUDP
+	RightBindUDP         = access.RightBindUDP
 	RightSocketUnix      = access.RightSocketUnix
 	RightConnectUnix     = access.RightConnectUnix
 	RightConnectAbstract = access.RightConnectAbstract

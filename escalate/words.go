@@ -150,8 +150,10 @@ func verb(op, right string) string {
 	switch right {
 	case RightConnectTCP, RightConnectUnix, RightConnectAbstract:
 		return "connect to"
-	case RightBindTCP:
-		return "listen on"
+	case RightConnectUDP:
+		return "send to"
+	case RightBindTCP, RightBindUDP:
+		return "bind"
 	case RightSocketInet:
 		return "open a network socket"
 	case RightSocketUnix:

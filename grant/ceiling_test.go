@@ -16,6 +16,8 @@ func TestParseBound(t *testing.T) {
 		{spec: "write,network=on,allow-write=/src:/tmp", want: "files=write,shell=verify,network=on,desktop=off,allow-write=/src:/tmp", write: []string{"/src", "/tmp"}},
 		{spec: "verify, allow-write=/a/b:/a:/c/", want: "files=read,shell=verify,network=on,desktop=off,allow-write=/a:/c", write: []string{"/a", "/c"}},
 		{spec: "inspect,allow-write=", want: "files=read,shell=inspect,network=off,desktop=off,allow-write=", write: []string{}},
+		{spec: "verify,network=loopback", want: "files=read,shell=verify,network=loopback,desktop=off"},
+		{spec: "write,network=hosts,allow-write=/src", want: "files=write,shell=verify,network=hosts,desktop=off,allow-write=/src", write: []string{"/src"}},
 		{spec: "allow-write=/x", err: "a grant spec first"},
 		{spec: "write,allow-write=src", err: "not an absolute directory"},
 		{spec: "write,allow-write=/a,allow-write=/b", err: "given twice"},
@@ -60,6 +62,8 @@ func TestBoundNarrow(t *testing.T) {
 		{"write", "write,allow-write=/src", "files=write,shell=verify,network=off,desktop=off,allow-write=/src", 1},
 		{"write,allow-write=/src:/tmp", "verify,allow-write=/src/a:/opt", "files=read,shell=verify,network=off,desktop=off,allow-write=/src/a", 3},
 		{"write,allow-write=/a", "write,allow-write=/b", "files=write,shell=verify,network=off,desktop=off,allow-write=", 1},
+		{"full", "write,network=hosts", "files=write,shell=verify,network=hosts,desktop=off", 2},
+		{"verify,network=loopback", "verify,network=hosts", "files=read,shell=verify,network=loopback,desktop=off", 0},
 	}
 	for _, tc := range tests {
 		got, ex := mk(tc.b).Narrow(mk(tc.limit))

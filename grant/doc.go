@@ -11,6 +11,14 @@
 // package that shows or narrows a grant calls these rather than formatting
 // or comparing fields itself.
 //
+// Each field's values are ordered from narrowest to widest, so that the
+// narrower of two is their intersection: network is off < loopback < hosts
+// < on (loopback: sockets the run bound on loopback addresses, and the
+// host's loopback services an --allow-host names; hosts: loopback and the
+// hosts --allow-host names, through wrun's proxy). Host is one
+// --allow-host entry (HOST[:PORT], *.example.com wildcards), and
+// HostsWithin says which entries a network value does not reach.
+//
 // The tools field names tool families (package tools owns the names and
 // the decision); a grant that names none carries the families its other
 // fields imply (DefaultTools), and Check keeps the families consistent

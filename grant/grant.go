@@ -30,13 +30,26 @@ const (
 	ShellFull                 // writes where files allows, plus the user's tool caches
 )
 
-// Network is whether the child may use the network.
+// Network is what of the network the child may reach. Its values are
+// ordered, each reaching everything the narrower ones do: intersection,
+// ceilings and nesting take the narrower of two.
 type Network int
 
 // The values of Network, from narrowest to widest.
 const (
-	NetworkOff Network = iota // no TCP, no socket family but AF_UNIX
-	NetworkOn                 // TCP and other families allowed
+	// NetworkOff: no TCP, no socket family but AF_UNIX.
+	NetworkOff Network = iota
+	// NetworkLoopback: IP sockets on loopback addresses only: the command
+	// binds only to loopback addresses, and connects and sends only to
+	// sockets its own sandbox bound in this run, or to a host's loopback
+	// service an --allow-host names (127.0.0.1:5432).
+	NetworkLoopback
+	// NetworkHosts: loopback, and the hosts --allow-host names, reached
+	// through wrun's own proxy (HTTP CONNECT and plain HTTP), which
+	// decides on the host name asked for.
+	NetworkHosts
+	// NetworkOn: TCP and other families, to any address.
+	NetworkOn
 )
 
 // Desktop is whether the child may reach the user's desktop session: X11,
@@ -66,13 +79,29 @@ type Grant struct {
 var (
 	filesNames   = []string{"none", "read", "write"}
 	shellNames   = []string{"none", "inspect", "verify", "full"}
-	networkNames = []string{"off", "on"}
+	networkNames = []string{"off", "loopback", "hosts", "on"}
 	desktopNames = []string{"off", "on"}
 )
 
 // FieldNames returns the names of a grant's fields, in the order a grant
 // is written: files, shell, network, desktop, tools.
 func FieldNames() []string { return []string{"files", "shell", "network", "desktop", "tools"} }
+
+// FieldValues returns the values a field accepts, narrowest first (nil
+// for tools, whose values are tool families, and for an unknown field).
+func FieldValues(field string) []string {
+	switch field {
+	case "files":
+		return slices.Clone(filesNames)
+	case "shell":
+		return slices.Clone(shellNames)
+	case "network":
+		return slices.Clone(networkNames)
+	case "desktop":
+		return slices.Clone(desktopNames)
+	}
+	return nil
+}
 
 func (f Files) String() string   { return enumName(filesNames, int(f)) }
 func (s Shell) String() string   { return enumName(shellNames, int(s)) }
@@ -317,7 +346,7 @@ func toolNeeds(g Grant, family string) (ok bool, need string) {
 	case tools.Shell:
 		return g.Shell > ShellNone, "a shell field other than none (shell=none: no process may run, so no shell tool either)"
 	case tools.Web:
-		return g.Network >= NetworkOn, "network=on (network=off would be bypassed by a web tool)"
+		return g.Network >= NetworkOn, "network=on (a web tool reaches any host, which network=off, loopback and hosts withhold)"
 	case tools.Desktop:
 		return g.Desktop >= DesktopOn, "desktop=on (desktop=off keeps the display, bus and terminal away)"
 	}
@@ -544,6 +573,8 @@ func (g Grant) Describe() []string {
 		}[g.Shell],
 		"network=" + g.Network.String() + ": " + [...]string{
 			"no TCP and no socket family but UNIX",
+			"loopback only: sockets this run bound, and the host's loopback services --allow-host names",
+			"loopback, and the hosts --allow-host names, through wrun's proxy (HTTPS_PROXY and HTTP_PROXY are set)",
 			"network allowed",
 		}[g.Network],
 		"desktop=" + g.Desktop.String() + ": " + [...]string{

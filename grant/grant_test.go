@@ -42,7 +42,12 @@ func TestParse(t *testing.T) {
 		{spec: "bogus", wantErr: `unknown preset "bogus"; presets are inspect, verify, write, full`},
 		{spec: "verify,files=maybe", wantErr: `files="maybe" is not accepted; files is one of none, read, write`},
 		{spec: "verify,shell=root", wantErr: "shell is one of none, inspect, verify, full"},
-		{spec: "network=udp", wantErr: "network is one of off, on"},
+		{spec: "network=udp", wantErr: "network is one of off, loopback, hosts, on"},
+		{spec: "verify,network=loopback", want: Grant{Files: FilesRead, Shell: ShellVerify, Network: NetworkLoopback}},
+		{spec: "verify,network=hosts", want: Grant{Files: FilesRead, Shell: ShellVerify, Network: NetworkHosts}},
+		{spec: "write,network=hosts", want: Grant{Files: FilesWrite, Shell: ShellVerify, Network: NetworkHosts}},
+		{spec: "full,network=hosts,tools=web", wantErr: "the web tool family needs network=on"},
+		{spec: "full,network=loopback,tools=read", want: Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkLoopback, Tools: []string{"read"}}},
 		{spec: "verify,color=red", wantErr: `unknown field "color"`},
 		{spec: "verify,network=off,network=on", wantErr: `field "network" given twice`},
 		{spec: "files=read,verify", wantErr: `preset "verify" must come first`},
@@ -77,7 +82,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestStringRoundTrips(t *testing.T) {
-	for _, spec := range []string{"inspect", "verify", "write", "full", "files=none,shell=none", "verify,tools=read+shell", "inspect,tools=none", "full,desktop=on", "full,desktop=on,tools=desktop+mcp"} {
+	for _, spec := range []string{"inspect", "verify", "write", "full", "files=none,shell=none", "verify,tools=read+shell", "inspect,tools=none", "full,desktop=on", "full,desktop=on,tools=desktop+mcp", "verify,network=loopback", "write,network=hosts", "full,network=hosts"} {
 		g, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -133,6 +138,15 @@ func TestIntersect(t *testing.T) {
 		{"full", "verify", "verify"},
 		{"full", "inspect,shell=none", "inspect,shell=none"},
 		{"files=none,shell=none", "full", "files=none,shell=none,network=off"},
+		// network is ordered: off < loopback < hosts < on.
+		{"verify", "verify,network=hosts", "verify,network=hosts"},
+		{"verify,network=hosts", "verify", "verify,network=hosts"},
+		{"verify,network=hosts", "verify,network=loopback", "verify,network=loopback"},
+		{"verify,network=loopback", "verify,network=hosts", "verify,network=loopback"},
+		{"verify,network=loopback", "inspect", "inspect"},
+		{"full", "write,network=loopback", "write,network=loopback"},
+		// full's web family needs network=on: narrowed below it, it goes.
+		{"full", "full,network=hosts", "full,network=hosts"},
 	}
 	for _, tc := range tests {
 		got := mustParse(tc.g).Intersect(mustParse(tc.ceiling))
@@ -158,6 +172,14 @@ func TestExceeds(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Exceeds = %q, want %q", got, want)
 	}
+	hosts, _ := Parse("verify,network=hosts")
+	loop, _ := Parse("verify,network=loopback")
+	if e := hosts.Exceeds(loop); len(e) != 1 || e[0] != "network=hosts exceeds the ceiling's network=loopback" {
+		t.Errorf("hosts exceeds loopback = %q", e)
+	}
+	if e := loop.Exceeds(hosts); len(e) != 0 {
+		t.Errorf("loopback exceeds hosts: %q", e)
+	}
 	if e := inspect.Exceeds(full); len(e) != 0 {
 		t.Errorf("inspect exceeds full: %q", e)
 	}
@@ -172,7 +194,13 @@ func TestExceeds(t *testing.T) {
 }
 
 func TestDescribeCoversEveryField(t *testing.T) {
-	for _, p := range Presets() {
+	ps := Presets()
+	for _, n := range []Network{NetworkLoopback, NetworkHosts} {
+		g := ps[1].Grant
+		g.Network = n
+		ps = append(ps, Preset{Name: g.Compact(), Grant: g})
+	}
+	for _, p := range ps {
 		lines := p.Grant.Describe()
 		if len(lines) != 5 {
 			t.Errorf("%s: %d lines", p.Name, len(lines))
@@ -193,6 +221,9 @@ func TestUnion(t *testing.T) {
 		{"inspect,tools=read", "inspect,tools=shell", "inspect,tools=read+shell"},
 		{"inspect,tools=read", "inspect", "inspect"},
 		{"full,tools=mcp", "inspect", "full,tools=read+search+shell+mcp+control"},
+		{"verify,network=loopback", "verify,network=hosts", "verify,network=hosts"},
+		{"verify,network=loopback", "inspect", "verify,network=loopback"},
+		{"verify,network=hosts", "full", "full"},
 	}
 	for _, tc := range tests {
 		a, _ := Parse(tc.a)
@@ -221,10 +252,13 @@ func TestCompact(t *testing.T) {
 		}
 	}
 	for spec, want := range map[string]string{
-		"files=read,shell=verify,network=off,desktop=off": "verify,network=off",
-		"files=read,shell=full,network=on,desktop=off":    "verify,shell=full",
-		"files=read,shell=inspect,network=on,desktop=off": "inspect,network=on",
-		"files=write,shell=verify,network=on,desktop=on":  "write,network=on,desktop=on",
+		"files=read,shell=verify,network=off,desktop=off":       "verify,network=off",
+		"files=read,shell=full,network=on,desktop=off":          "verify,shell=full",
+		"files=read,shell=inspect,network=on,desktop=off":       "inspect,network=on",
+		"files=write,shell=verify,network=on,desktop=on":        "write,network=on,desktop=on",
+		"files=read,shell=verify,network=hosts,desktop=off":     "verify,network=hosts",
+		"files=read,shell=inspect,network=loopback,desktop=off": "inspect,network=loopback",
+		"files=write,shell=verify,network=loopback,desktop=off": "write,network=loopback",
 	} {
 		g, _ := Parse(spec)
 		if got := g.Compact(); got != want {
@@ -246,6 +280,9 @@ func TestNarrow(t *testing.T) {
 		{"inspect", "inspect,tools=read", "inspect,tools=read", 1},
 		{"inspect,tools=read+shell", "inspect,tools=read", "inspect,tools=read", 1},
 		{"full,tools=read+mcp", "full", "full,tools=read", 1},
+		{"verify,network=hosts", "verify,network=loopback", "verify,network=loopback", 1},
+		{"verify,network=loopback", "verify,network=hosts", "verify,network=loopback", 0},
+		{"verify", "verify,network=hosts", "verify,network=hosts", 1},
 	}
 	for _, tc := range tests {
 		g, _ := Parse(tc.g)
@@ -356,5 +393,36 @@ func TestWithTools(t *testing.T) {
 		if ok != (tc.fresh != "") || ok && p.Name != tc.fresh {
 			t.Errorf("PresetFor(%v) = %s, %v; want %q", tc.add, p.Name, ok, tc.fresh)
 		}
+	}
+}
+
+// TestNetworkOrder: every value of the network field parses, prints back,
+// and intersects and unions with every other as the narrower and the
+// wider of the two, so that ceilings and nesting take the narrower.
+func TestNetworkOrder(t *testing.T) {
+	order := []Network{NetworkOff, NetworkLoopback, NetworkHosts, NetworkOn}
+	for i, a := range order {
+		if got, err := Parse("verify,network=" + a.String()); err != nil || got.Network != a {
+			t.Errorf("network=%s parses to %v, %v", a, got.Network, err)
+		}
+		for j, b := range order {
+			ga := Grant{Files: FilesRead, Shell: ShellVerify, Network: a}
+			gb := Grant{Files: FilesRead, Shell: ShellVerify, Network: b}
+			if got := ga.Intersect(gb).Network; got != order[min(i, j)] {
+				t.Errorf("%s ∩ %s = %s", a, b, got)
+			}
+			if got := ga.Union(gb).Network; got != order[max(i, j)] {
+				t.Errorf("%s ∪ %s = %s", a, b, got)
+			}
+			if got := ga.Within(gb); got != (i <= j) {
+				t.Errorf("%s within %s = %v", a, b, got)
+			}
+			if got, want := len(ga.Exceeds(gb)), map[bool]int{true: 1, false: 0}[i > j]; got != want {
+				t.Errorf("%s exceeds %s: %d words, want %d", a, b, got, want)
+			}
+		}
+	}
+	if Ceiling().Network != NetworkOn {
+		t.Errorf("the user's ceiling has network=%s", Ceiling().Network)
 	}
 }

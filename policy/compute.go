@@ -3,6 +3,7 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,6 +79,12 @@ type Options struct {
 	// AllowUnix are pathname UNIX sockets bound outside the sandbox that
 	// the child may connect and send to (absolute paths).
 	AllowUnix []string
+	// AllowHost are the --allow-host entries: under network=loopback the
+	// host's loopback services the child may reach, under network=hosts
+	// also the hosts wrun's proxy lets it reach. Each must be within the
+	// grant's network (grant.HostsWithin); under network=on they change
+	// nothing.
+	AllowHost []grant.Host
 	// KeepEnv names variables to pass through although they are not on the
 	// allowlist (EnvFamilies). WRUN_GRANT, WRUN_CEILING and WRUN_SANDBOX
 	// are never inherited, kept or not.
@@ -104,7 +111,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 		Workdir:   h.Workdir,
 		Cwd:       h.Workdir,
 		TempDir:   h.TempDir,
-		Network:   Network{Allow: g.Network == grant.NetworkOn},
+		Network:   NetworkOf(g.Network),
 		IPC: IPC{
 			AbstractUnixOutside: g.Desktop == grant.DesktopOn,
 			PathUnixOutside:     g.Desktop == grant.DesktopOn,
@@ -112,6 +119,12 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	if !p.IPC.PathUnixOutside {
 		p.IPC.UnixSockets = slices.Clone(o.AllowUnix)
+	}
+	if ex := grant.HostsWithin(o.AllowHost, g.Network); len(ex) > 0 {
+		return nil, errors.New(strings.Join(ex, "; "))
+	}
+	if p.Network.Loopback {
+		p.Network.Hosts = slices.Clone(o.AllowHost)
 	}
 
 	// Reads: what is named (roots.go), then holes inside it.
@@ -424,6 +437,13 @@ func StateKey(g grant.Grant, h Host, o Options) string {
 	field("allow-write", cleanAll(o.AllowWrite)...)
 	if len(o.AllowUnix) > 0 {
 		field("allow-unix", cleanAll(o.AllowUnix)...)
+	}
+	if len(o.AllowHost) > 0 {
+		var hosts []string
+		for _, h := range o.AllowHost {
+			hosts = append(hosts, h.String())
+		}
+		field("allow-host", hosts...)
 	}
 	field("keep-env", o.KeepEnv...)
 	return hex.EncodeToString(ws[:8]) + "-" + hex.EncodeToString(a.Sum(nil)[:8])

@@ -151,7 +151,7 @@ const (
 	whySession   = "the harness's session id: never passed, so the command can neither see nor present it"
 	whyInternal  = "wrun's internal variable"
 	whyDesktop   = "reaches the desktop session or terminal multiplexer (desktop=off)"
-	whyNetwork   = "proxy settings: the grant has network=off"
+	whyNetwork   = "proxy settings: the grant's network is not on"
 	whyURLPass   = "holds a URL with a password (scheme://user:password@); --keep-env NAME passes it"
 	whyTempDir   = "replaced by the run's private temp dir"
 )

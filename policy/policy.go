@@ -84,8 +84,28 @@ type Protected struct {
 
 // Network is the network part of a policy.
 type Network struct {
-	// Allow is true when the child may use TCP and non-UNIX sockets.
+	// Allow is true when the child may use TCP and non-UNIX sockets, to
+	// any address (network=on).
 	Allow bool `json:"allow"`
+	// Loopback is true under network=loopback and network=hosts: the
+	// child may make IP sockets, but binds only to loopback addresses and
+	// connects and sends only to sockets its own sandbox bound, to the
+	// host's loopback services Hosts names and, with Proxy, to wrun's
+	// proxy.
+	Loopback bool `json:"loopback,omitempty"`
+	// Proxy is true under network=hosts: wrun's proxy reaches the hosts
+	// Hosts names for the child.
+	Proxy bool `json:"proxy,omitempty"`
+	// Hosts are the --allow-host entries.
+	Hosts []grant.Host `json:"hosts,omitempty"`
+}
+
+// NetworkOf is the network part of a policy for the grant's network
+// value n, before any --allow-host entry.
+func NetworkOf(n grant.Network) Network {
+	return Network{Allow: n == grant.NetworkOn,
+		Loopback: n == grant.NetworkLoopback || n == grant.NetworkHosts,
+		Proxy:    n == grant.NetworkHosts}
 }
 
 // IPC is the inter-process part of a policy.

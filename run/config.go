@@ -31,6 +31,10 @@ type Spec struct {
 	// AllowUnix are pathname UNIX sockets outside the sandbox the child
 	// may connect and send to (--allow-unix).
 	AllowUnix []string
+	// AllowHost are --allow-host entries (HOST[:PORT]): the host's
+	// loopback services under network=loopback, and the hosts wrun's
+	// proxy reaches under network=hosts.
+	AllowHost []string
 	// KeepEnv names variables passed through although the grant would
 	// remove them.
 	KeepEnv []string

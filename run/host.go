@@ -8,8 +8,10 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
 )
@@ -111,6 +113,15 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 			p = abs
 		}
 		o.AllowUnix = append(o.AllowUnix, canonicalSocket(filepath.Clean(p)))
+	}
+	for _, v := range s.AllowHost {
+		hst, err := grant.ParseHost(v)
+		if err != nil {
+			return h, o, err
+		}
+		if !slices.Contains(o.AllowHost, hst) {
+			o.AllowHost = append(o.AllowHost, hst)
+		}
 	}
 	for _, n := range s.KeepEnv {
 		if n == "" || strings.ContainsAny(n, "= ") {

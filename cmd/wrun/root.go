@@ -27,6 +27,7 @@ type policyFlags struct {
 	allowRead  []string
 	allowWrite []string
 	allowUnix  []string
+	allowHost  []string
 	keepEnv    []string
 	bestEffort bool
 	json       bool
@@ -38,6 +39,7 @@ func (f *policyFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.workdir, "workdir", "C", "", "the workspace root the grant's files field applies to (default: the current directory)")
 	fl.StringArrayVar(&f.allowRead, "allow-read", nil, "also allow reading `PATH` (repeatable; it must exist)")
 	fl.StringArrayVar(&f.allowWrite, "allow-write", nil, "also allow writing beneath `PATH` (repeatable; it must exist)")
+	fl.StringArrayVar(&f.allowHost, "allow-host", nil, "with network=loopback, also allow the host's loopback service `HOST[:PORT]` (127.0.0.1:5432, [::1]:6379, localhost:8080); with network=hosts, also any host wrun's proxy may reach (crates.io, *.example.com:443) (repeatable; without a port every port)")
 	fl.StringArrayVar(&f.allowUnix, "allow-unix", nil, "also allow connecting and sending to the pathname UNIX socket `PATH` although it was bound outside the sandbox (repeatable; narrower than desktop=on)")
 	fl.StringArrayVar(&f.keepEnv, "keep-env", nil, "pass environment variable `NAME` through although the grant would remove it (repeatable)")
 	fl.BoolVar(&f.bestEffort, "best-effort", false, "run even if this kernel cannot enforce the whole grant; every output then says DEGRADED")
@@ -53,6 +55,7 @@ func (f *policyFlags) spec() run.Spec {
 		AllowRead:  f.allowRead,
 		AllowWrite: f.allowWrite,
 		AllowUnix:  f.allowUnix,
+		AllowHost:  f.allowHost,
 		KeepEnv:    f.keepEnv,
 		BestEffort: f.bestEffort,
 	}
@@ -66,8 +69,10 @@ func completeGrant(_ *cobra.Command, _ []string, toComplete string) ([]string, c
 	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
 		prefix := toComplete[:i+1]
 		out = out[:0]
-		for _, f := range []string{"files=none", "files=read", "files=write", "shell=none", "shell=inspect", "shell=verify", "shell=full", "network=off", "network=on", "desktop=off", "desktop=on"} {
-			out = append(out, prefix+f)
+		for _, field := range grant.FieldNames() {
+			for _, v := range grant.FieldValues(field) {
+				out = append(out, prefix+field+"="+v)
+			}
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
@@ -103,7 +108,7 @@ names a common combination:
   full      write  full     on       also write the user's tool caches
 
 Fields: files=none|read|write  shell=none|inspect|verify|full
-        network=off|on          desktop=off|on
+        network=off|loopback|hosts|on           desktop=off|on
         tools=read+search+...   (tool families a harness may give the
                                 child: see wrun tools --help)
 Give a preset, a preset with overrides (verify,network=off), or fields alone

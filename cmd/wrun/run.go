@@ -407,7 +407,7 @@ func carriedFlags(pf *policyFlags, rf runFlags) []string {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{"--allow-read", pf.allowRead}, {"--allow-write", pf.allowWrite}, {"--allow-unix", pf.allowUnix}, {"--keep-env", pf.keepEnv}} {
+	}{{"--allow-read", pf.allowRead}, {"--allow-write", pf.allowWrite}, {"--allow-unix", pf.allowUnix}, {"--allow-host", pf.allowHost}, {"--keep-env", pf.keepEnv}} {
 		for _, p := range l.paths {
 			out = append(out, l.flag, p)
 		}

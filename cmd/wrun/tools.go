@@ -484,8 +484,11 @@ func toolFamilies(g grant.Grant) []familyEnforcement {
 		shell = "shell=none: wrun runs no command at all"
 	}
 	web := "network=off: the child's own processes have no TCP (Landlock) and no socket family but UNIX (seccomp)"
-	if g.Network == grant.NetworkOn {
+	switch g.Network {
+	case grant.NetworkOn:
 		web = "network=on: nothing; the child's own processes may use the network"
+	case grant.NetworkLoopback, grant.NetworkHosts:
+		web = "network=" + g.Network.String() + ": the child's own processes reach loopback only: sockets their sandbox bound and --allow-host services (wrun's mediation)"
 	}
 	desktop := "desktop=off: the display environment is removed, TIOCSTI/TIOCLINUX and abstract UNIX sockets are refused (seccomp), UNIX sockets outside the sandbox are not reachable"
 	if g.Desktop == grant.DesktopOn {

@@ -23,6 +23,9 @@ type Plan struct {
 	// Enclosing is the enclosing sandbox's grant, when Nested.
 	Enclosing string
 	Notes     []string
+	// Degraded: --best-effort ran a grant Seatbelt cannot hold
+	// (network=loopback or hosts, run as network=off).
+	Degraded bool
 }
 
 // NewRunID returns a fresh run id: 16 hex digits.
@@ -37,11 +40,25 @@ func NewRunID() (string, error) {
 // NewPlan generates the profile of p for one run; canon resolves symbolic
 // links as the Mac will (ResolveExisting on a Mac).
 func NewPlan(p *policy.Policy, o sandbox.Options, runID string, canon func(string) string) (*Plan, error) {
+	var notes []string
+	if p.Network.Loopback {
+		// Seatbelt's network rules name addresses, never which process
+		// bound a socket: (remote ip "localhost:*") would reach every
+		// service of the host on loopback, which network=loopback keeps
+		// out. The profile stays network=off (Allow is false).
+		g := sandbox.Gap{What: "network=" + p.Grant.Network.String() + " (loopback sockets of this run only; hosts through wrun's proxy)",
+			Consequence: "Seatbelt cannot tell the sandbox's own loopback sockets from the host's services, and wrun's proxy is not run on macOS; with --best-effort the command runs with network=off",
+			Need:        "Linux (wrun's mediation of socket calls), or network=on or network=off here", Essential: true}
+		if !o.BestEffort {
+			return nil, &sandbox.UnenforceableError{Gaps: []sandbox.Gap{g}}
+		}
+		notes = append(notes, "DEGRADED: network="+p.Grant.Network.String()+" runs as network=off on macOS (Seatbelt cannot confine loopback to the sandbox's own sockets)")
+	}
 	prof, err := Generate(Input{Policy: p, RunID: runID, Canon: canon})
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Policy: p, Options: o, Profile: prof, RunID: runID}, nil
+	return &Plan{Policy: p, Options: o, Profile: prof, RunID: runID, Notes: notes, Degraded: len(notes) > 0}, nil
 }
 
 // NestedError refuses a run inside an enclosing Seatbelt sandbox whose
@@ -125,5 +142,6 @@ func (pl *Plan) Report() sandbox.Report {
 		Notes:      notes,
 		Observer:   !pl.Nested && !pl.Options.NoObserve,
 		NetworkIPC: netIPC,
+		Degraded:   pl.Degraded,
 	}
 }

@@ -145,3 +145,25 @@ func TestHardLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkLoopbackRefused: Seatbelt cannot hold network=loopback or
+// hosts, so they are refused with the reason, and with --best-effort run
+// as network=off, degraded.
+func TestNetworkLoopbackRefused(t *testing.T) {
+	for _, n := range []grant.Network{grant.NetworkLoopback, grant.NetworkHosts} {
+		p := &policy.Policy{Grant: grant.Grant{Files: grant.FilesRead, Shell: grant.ShellVerify, Network: n},
+			Network: policy.Network{Loopback: true, Proxy: n == grant.NetworkHosts}}
+		_, err := NewPlan(p, sandbox.Options{}, "0123456789abcdef", func(s string) string { return s })
+		var ue *sandbox.UnenforceableError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "network="+n.String()) {
+			t.Fatalf("network=%s: %v, want an UnenforceableError naming it", n, err)
+		}
+		pl, err := NewPlan(p, sandbox.Options{BestEffort: true}, "0123456789abcdef", func(s string) string { return s })
+		if err != nil {
+			t.Fatalf("network=%s --best-effort: %v", n, err)
+		}
+		if rep := pl.Report(); !rep.Degraded || strings.Contains(pl.Profile.Text, "(allow network-outbound (remote ip))") {
+			t.Errorf("network=%s --best-effort: degraded %v, profile opens the network", n, rep.Degraded)
+		}
+	}
+}

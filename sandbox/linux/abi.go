@@ -412,9 +412,16 @@ func (k landlockKernel) errataFeature() sandbox.Feature {
 func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp, mediate bool) []string {
 	r := k.rights()
 	var out []string
-	if n.Allow {
+	switch {
+	case n.Allow:
 		out = append(out, "network: allowed")
-	} else {
+	case n.Loopback && mediate:
+		l := "network: loopback only: wrun performs every connect, bind, listen and addressed send of an IP socket, binding to loopback addresses only and reaching only sockets this sandbox bound"
+		if len(n.Hosts) > 0 {
+			l += fmt.Sprintf(" and the %d --allow-host entries", len(n.Hosts))
+		}
+		out = append(out, l)
+	default:
 		var by []string
 		if r.Net&(llNetBindTCP|llNetConnectTCP) != 0 {
 			by = append(by, "TCP bind and connect are refused (Landlock)")

@@ -82,6 +82,8 @@ func protections() []Protection {
 		{"shell.wrun", "shell", "the command cannot stop wrun's checks after the run, and what survives a killed wrun changes nothing they hold"},
 		{"shell.ipc", "shell", "no SysV IPC or POSIX message queue outside the sandbox"},
 		{"network.off", "network", "no network socket (network=off)"},
+		{"network.hosts", "network", "the hosts --allow-host names, through wrun's proxy, and no other (network=hosts)"},
+		{"network.loopback", "network", "IP sockets on loopback only: binds to loopback addresses, connects and sends to sockets the sandbox bound and --allow-host ones (network=loopback, hosts)"},
 		{"desktop.unix", "desktop", "no connect to pathname UNIX sockets outside the sandbox: D-Bus, ssh agent, docker (desktop=off)"},
 		{"desktop.abstract", "desktop", "no abstract UNIX socket outside the sandbox, and no abstract name claimed for outside clients (desktop=off)"},
 	}
@@ -96,6 +98,10 @@ func applies(p Protection, g grant.Grant) bool {
 		return g.Shell >= grant.ShellVerify
 	case "network.off":
 		return g.Network == grant.NetworkOff
+	case "network.loopback":
+		return g.Network == grant.NetworkLoopback || g.Network == grant.NetworkHosts
+	case "network.hosts":
+		return g.Network == grant.NetworkHosts
 	case "desktop.unix", "desktop.abstract":
 		return g.Desktop == grant.DesktopOff
 	}
@@ -218,6 +224,25 @@ func holdOf(f Features, key string, g grant.Grant, n Need) Cell {
 			return Cell{By: []string{mechSeccomp, mechLandlock}}
 		}
 		return Cell{By: []string{mechSeccomp}}
+	case "network.hosts":
+		// wrun's proxy (issue 27) is not built yet: nothing reaches a
+		// named host, and the rest of network=hosts is network=loopback.
+		return Cell{Refused: "wrun's proxy for network=hosts, which this build of wrun does not have; network=loopback with --allow-host HOST:PORT reaches the host's loopback services, network=on every host; --best-effort runs it as network=loopback"}
+	case "network.loopback":
+		switch {
+		case f.Seccomp && f.takesSockets():
+			c := Cell{By: []string{mechMediation}, Note: "wrun performs every connect, bind, listen and addressed send of an IP socket: binds only to loopback addresses (an unbound socket's listen or first datagram bound to loopback first), connects and sends only to sockets the sandbox bound (sock_diag's answer) and --allow-host addresses; Landlock's TCP rules name ports, not addresses, so they cannot hold it alone"}
+			if r.Net&llNetConnectTCP != 0 {
+				c.By = []string{mechMediation, mechLandlock}
+				c.Note += "; they refuse the command's own TCP binds and connects, which are all wrun's to make"
+			}
+			return c
+		case !f.Seccomp:
+			return Cell{Refused: "seccomp"}
+		case med:
+			return Cell{Refused: "pidfd_getfd, to take the command's socket (a container's default seccomp profile refuses it without CAP_SYS_PTRACE); --best-effort runs it as network=off"}
+		}
+		return Cell{Refused: needMediation + ", and pidfd_getfd (Landlock's TCP rules name ports, not addresses); --best-effort runs it as network=off"}
 	case "desktop.unix":
 		switch {
 		case r.FS&llResolveUnix != 0:

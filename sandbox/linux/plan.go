@@ -61,6 +61,11 @@ type Plan struct {
 	// Unix says how pathname UNIX sockets outside the sandbox are kept
 	// out.
 	Unix UnixMechanism `json:"unix_sockets"`
+	// NetMediated: network=loopback or hosts, held by wrun deciding and
+	// performing every call on an IP socket that names an address, and
+	// every listen (inet.go). Where it cannot, no IP socket can be made
+	// (and the support matrix refuses the grant).
+	NetMediated bool `json:"net_mediated,omitempty"`
 }
 
 type creation struct {
@@ -122,6 +127,7 @@ func NewPlan(p *policy.Policy, f Features, o sandbox.Options) (*Plan, error) {
 	}
 	pl.Notes = append(pl.Notes, "refused reads (a hidden path: ~/.ssh, other users' files) are reported exactly from the kernel's audit records only; "+why+", only when the command's output says so (no other mechanism sees a read the kernel refuses without slowing every open)")
 	pl.planUnix(f, offered)
+	pl.planNet(f)
 	// Without Landlock, links and FIFOs are kept out of the places later
 	// unsandboxed runs write into by refusing them everywhere.
 	pl.seccomp.DenyPlant = pl.ABI == 0 && plainRules(p.Rules)
@@ -395,6 +401,40 @@ func (pl *Plan) planUnix(f Features, offered llRights) {
 		}
 		pl.Notes = append(pl.Notes, fmt.Sprintf("UNIX sockets cannot be created (stream and seqpacket socketpairs still work, datagram ones do not): this kernel's Landlock ABI %d cannot confine connect() to pathname sockets such as the D-Bus session bus, an ssh agent or a docker socket, and %s; %s can", f.LandlockABI, why, abiName(firstWith(llRights{FS: llResolveUnix}).ABI)))
 	}
+}
+
+// planNet decides how network=loopback and hosts are held: by the
+// mediation where it can take the command's sockets; elsewhere no IP
+// socket can be made, as under network=off. Landlock's TCP rules stay on
+// the command (with no port allowed, its own TCP connects and binds are
+// refused: every one is wrun's to make), not on the performers.
+func (pl *Plan) planNet(f Features) {
+	if !pl.Policy.Network.Loopback {
+		return
+	}
+	if pl.mediate && f.takesSockets() {
+		pl.NetMediated = true
+		pl.seccomp.Sockets = true
+		pl.seccomp.Inet = true
+		pl.seccomp.DenyInet = false
+		return
+	}
+	why := mediationMissing(f, pl.Options)
+	if pl.mediate {
+		why = "pidfd_getfd, to take the command's socket, is refused here"
+	}
+	pl.Notes = append(pl.Notes, fmt.Sprintf("network=%s needs wrun's mediation (%s): no IP socket can be made, as under network=off", pl.Policy.Grant.Network, why))
+}
+
+// perfNet is what of the network the performers' Landlock domain
+// handles: nothing when they make the command's IP calls
+// (network=loopback and hosts: the address is wrun's to check, and
+// Landlock names only ports), else what the command's does.
+func (pl *Plan) perfNet() uint64 {
+	if pl.NetMediated {
+		return 0
+	}
+	return pl.attr.handledNet
 }
 
 // unixLine rewrites, in explain's network and IPC lines, the one about

@@ -39,6 +39,10 @@ type seccompSpec struct {
 	// performs them: pathname UNIX sockets outside the sandbox stay out of
 	// reach below Landlock ABI 9.
 	Sockets bool `json:"sockets,omitempty"`
+	// Inet: network=loopback or hosts: UNIX, IPv4 and IPv6 sockets may be
+	// made (no other family), and with Sockets every listen goes to wrun
+	// too, which decides each call on an IP socket (inet.go).
+	Inet bool `json:"inet,omitempty"`
 	// Truncate: Landlock has no truncate right (ABI < 3): truncate(2)
 	// goes to wrun, and so does every open with O_TRUNC, and wrun performs
 	// the ones that open for reading (O_RDONLY|O_TRUNC: no write right
@@ -429,6 +433,9 @@ func filterRules(s seccompSpec) map[uint32]rule {
 			rules[unix.SYS_SOCKET] = argIn(0, []uint32{unix.AF_UNIX}, deny, retAllow)
 		}
 	}
+	if s.Inet && !s.DenyInet && !s.DenyUnix {
+		rules[unix.SYS_SOCKET] = argIn(0, []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6}, retAllow, notify(retEPERM))
+	}
 	if s.DenyUnix {
 		// socketpair(AF_UNIX, SOCK_DGRAM): an unbound datagram socket can
 		// sendto any pathname socket. Stream and seqpacket pairs are
@@ -443,6 +450,9 @@ func filterRules(s seccompSpec) map[uint32]rule {
 		rules[unix.SYS_SENDTO] = newAsm().arg(4).eq(0, "low").ret(retNotify).
 			at("low").argHigh(4).eq(0, "none").ret(retNotify).at("none").ret(retAllow).rule()
 		set(ret(retNotify), unix.SYS_CONNECT, unix.SYS_BIND, unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
+		if s.Inet {
+			rules[unix.SYS_LISTEN] = ret(retNotify)
+		}
 	}
 	if s.DenyPlant {
 		rules[unix.SYS_SYMLINKAT] = ret(retEPERM)

@@ -89,6 +89,8 @@ type sockCall struct {
 	passed []int
 	flags  int
 	creds  bool
+	// reported: the call's denial, if any, is recorded (inet.go).
+	reported bool
 	// take takes one of the caller's descriptors (notice.takeFD; a
 	// stand-in in tests).
 	take func(int) (int, error)
@@ -155,6 +157,9 @@ func (s *supervisor) socketCall(c *notice) {
 
 // reportSocket records a socket call's denial.
 func (s *supervisor) reportSocket(c *notice, sc *sockCall, nr uint32, errno unix.Errno, outside string) {
+	if sc.reported {
+		return
+	}
 	op := access.OpConnect
 	if nr != unix.SYS_CONNECT && nr != unix.SYS_BIND {
 		op = "sendto"
@@ -170,7 +175,9 @@ func (s *supervisor) reportSocket(c *notice, sc *sockCall, nr uint32, errno unix
 		// The kernel refused the performer's send of the caller's
 		// credentials (their pid is not wrun's): the mediation's limit.
 		s.record(c, access.OpConnect, "", "SCM_CREDENTIALS", access.RightSendCredentials)
-	case errno != 0 && (nr == unix.SYS_CONNECT || nr == unix.SYS_BIND):
+	case (errno == unix.EACCES || errno == unix.EPERM) && (nr == unix.SYS_CONNECT || nr == unix.SYS_BIND):
+		// (Only a refusal is a denial: ENOENT, ECONNREFUSED and the like
+		// are the kernel's answers, as they would be without wrun.)
 		_, addr := decodeSockaddr(sc.addr)
 		kind := access.OpConnect
 		if nr == unix.SYS_BIND {
@@ -538,6 +545,10 @@ func (s *supervisor) unscoped(addr []byte) (string, bool) {
 }
 
 func (s *supervisor) connect(sc *sockCall) (int, unix.Errno, string) {
+	if k, ok := s.inetMediated(sc); ok {
+		ret, errno := s.inetCall(sc, k, unix.SYS_CONNECT)
+		return ret, errno, ""
+	}
 	if name, refused := s.unscoped(sc.addr); refused {
 		return -1, unix.EACCES, name
 	}
@@ -565,6 +576,9 @@ func (s *supervisor) connect(sc *sockCall) (int, unix.Errno, string) {
 
 func (s *supervisor) bind(sc *sockCall) (int, unix.Errno) {
 	c := sc.c
+	if k, ok := s.inetMediated(sc); ok {
+		return s.inetCall(sc, k, unix.SYS_BIND)
+	}
 	if name, ok := abstractName(sc.addr); ok && !s.pl.Policy.IPC.AbstractUnixOutside {
 		// A chosen abstract name can be claimed for clients outside,
 		// which look for well-known ones there: refused.
@@ -634,6 +648,10 @@ func (st *socketState) record(sock int) {
 }
 
 func (s *supervisor) send(sc *sockCall) (int, unix.Errno, string) {
+	if k, ok := s.inetMediated(sc); ok {
+		ret, errno := s.inetCall(sc, k, unix.SYS_SENDMSG)
+		return ret, errno, ""
+	}
 	if name, refused := s.unscoped(sc.addr); refused {
 		return -1, unix.EACCES, name
 	}

@@ -95,6 +95,7 @@ type supervisor struct {
 	guard *guarded
 	dev   *devices
 	socks *socketState
+	inet  *inetState
 	// self is wrun's pid, launch the thread the command was forked from.
 	self, launch int
 	// baseline is the number of seccomp filters of a process of the
@@ -146,11 +147,12 @@ func newSupervisor(fd int, pl *Plan, launch int, cmd *ruleset) (*supervisor, err
 	s.dev = newDevices()
 	s.socks = newSocketState(pl.Policy.IPC.UnixSockets)
 	s.fs = newFSContext()
+	s.inet = newInetState()
 	s.perf = newPerformers(func() (*ruleset, error) {
 		if pl.ABI == 0 {
 			return nil, nil
 		}
-		rs, err := buildRuleset(rulesetAttr{handledFS: pl.attr.handledFS, handledNet: pl.attr.handledNet}, fsRules(pl.perfRules))
+		rs, err := buildRuleset(rulesetAttr{handledFS: pl.attr.handledFS, handledNet: pl.perfNet()}, fsRules(pl.perfRules))
 		if err != nil {
 			return nil, fmt.Errorf("the rules of the mediation: %w", err)
 		}
@@ -623,6 +625,8 @@ func (s *supervisor) serve(n *seccompNotif) {
 			return
 		}
 		s.socketCall(c)
+	case unix.SYS_LISTEN:
+		s.listenCall(c)
 	case unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO,
 		unix.SYS_RT_TGSIGQUEUEINFO, unix.SYS_PIDFD_SEND_SIGNAL:
 		s.signalCall(c)

@@ -71,6 +71,9 @@ func do(op string, args []string) error {
 	if ok, err := doRedteam4(op, args); ok {
 		return err
 	}
+	if ok, err := doInet(op, args); ok {
+		return err
+	}
 	arg := func(i int) string {
 		if i < len(args) {
 			return args[i]
