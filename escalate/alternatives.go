@@ -69,7 +69,7 @@ func (a *Analyzer) alternatives(f finding) []Alternative {
 func rankOf(alt Alternative) int {
 	if alt.Kind == KindBeyondCeiling {
 		// Keep it where the widening it replaces would stand.
-		if len(alt.Args) > 0 && (alt.Args[0] == "--allow-write" || alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host") {
+		if len(alt.Args) > 0 && (alt.Args[0] == "--allow-write" || alt.Args[0] == "--allow-read" || alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host") {
 			return kindRank(KindAllowWrite)
 		}
 		if len(alt.Commands) > 0 {
@@ -85,7 +85,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 	if !a.applies(f, def) {
 		return Alternative{}, false
 	}
-	if f.stays != "" && def.Kind != KindAskParent {
+	if f.stays != "" && def.Kind != KindAskParent && def.Kind != KindAllowRead {
 		// The policy would protect or hide it under any grant: the act
 		// itself is never allowed, and only the parent can do it.
 		return Alternative{}, false
@@ -107,6 +107,17 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		} else {
 			equivalent = applySet(equivalent, map[string]string{"shell": "full"})
 		}
+	case KindAllowRead:
+		// The path whose read was refused, exactly: a grant of exactly a
+		// hidden path opens it, one inside a hidden directory opens just
+		// itself. Never for a write, nor the home directory or / whole.
+		target := filepath.Clean(f.d.Path)
+		if f.acc&writeRights != 0 || f.d.Path == "" || !filepath.IsAbs(target) || target == "/" || target == a.facts.Home || !a.exists(target) {
+			return Alternative{}, false
+		}
+		x.target = target
+		alt.Args = []string{"--allow-read", target}
+		equivalent = a.p.Grant
 	case KindAllowUnix:
 		// The socket wrun refused, as it resolved it: one path.
 		target := filepath.Clean(f.d.Path)

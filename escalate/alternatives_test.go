@@ -230,9 +230,24 @@ func TestAlternatives(t *testing.T) {
 			want: "ask-parent:ask-parent",
 		},
 		{
-			name: "credential store: nothing but the parent", grant: "verify",
+			name: "credential store: that one file, or the parent", grant: "verify",
 			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file"},
+			want: "allow-read:allow-read ask-parent:ask-parent",
+			check: func(t *testing.T, alts []Alternative) {
+				if got := alts[0].Args; len(got) != 2 || got[0] != "--allow-read" || got[1] != home+"/.ssh/id_ed25519" || !alts[0].WithinCeiling {
+					t.Errorf("allow-read %+v", alts[0])
+				}
+			},
+		},
+		{
+			name: "a write into a credential store: nothing but the parent", grant: "verify",
+			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/config", Right: "write_file"},
 			want: "ask-parent:ask-parent",
+		},
+		{
+			name: "a read outside what the child reads: that path", grant: "verify",
+			d:    sandbox.Denial{Op: OpOpen, Path: "/srv/data/list.txt", Right: "read_file"},
+			want: "allow-read:allow-read ask-parent:ask-parent",
 		},
 		{
 			name: "tcp with network off, cargo", grant: "inspect", facts: Facts{Argv: []string{"cargo", "build"}},

@@ -153,6 +153,8 @@ type Widening struct {
 	Grant grant.Grant
 	// AllowWrite are the extra writable paths approved.
 	AllowWrite []string
+	// AllowRead are the extra readable paths approved.
+	AllowRead []string
 	// AllowUnix are the UNIX sockets outside the sandbox approved.
 	AllowUnix []string
 	// AllowHost are the --allow-host entries approved.
@@ -170,15 +172,19 @@ type Widening struct {
 
 // Widens reports whether the widening changes anything a retry could use.
 func (w *Widening) Widens(from grant.Grant) bool {
-	return len(w.AllowWrite) > 0 || len(w.AllowUnix) > 0 || len(w.AllowHost) > 0 || !w.Grant.Equal(from)
+	return len(w.AllowWrite) > 0 || len(w.AllowRead) > 0 || len(w.AllowUnix) > 0 || len(w.AllowHost) > 0 || !w.Grant.Equal(from)
 }
 
 // Args are the wrun flags of the retry: --grant SPEC, one --allow-write
-// per path, one --allow-unix per socket and one --allow-host per host.
+// or --allow-read per path, one --allow-unix per socket and one
+// --allow-host per host.
 func (w *Widening) Args() []string {
 	out := []string{"--grant", w.Grant.Compact()}
 	for _, p := range w.AllowWrite {
 		out = append(out, "--allow-write", p)
+	}
+	for _, p := range w.AllowRead {
+		out = append(out, "--allow-read", p)
 	}
 	for _, p := range w.AllowUnix {
 		out = append(out, "--allow-unix", p)
@@ -195,6 +201,12 @@ func (w *Widening) Options(o policy.Options) policy.Options {
 	for _, p := range w.AllowWrite {
 		if !slices.Contains(o.AllowWrite, p) {
 			o.AllowWrite = append(o.AllowWrite, p)
+		}
+	}
+	o.AllowRead = slices.Clone(o.AllowRead)
+	for _, p := range w.AllowRead {
+		if !slices.Contains(o.AllowRead, p) {
+			o.AllowRead = append(o.AllowRead, p)
 		}
 	}
 	o.AllowUnix = slices.Clone(o.AllowUnix)
@@ -281,6 +293,13 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			if !slices.Contains(w.AllowWrite, p) {
 				w.AllowWrite = append(w.AllowWrite, p)
 			}
+		case KindAllowRead:
+			if len(alt.Args) != 2 || alt.Args[0] != "--allow-read" || !filepath.IsAbs(alt.Args[1]) {
+				return nil, fmt.Errorf("approving %s: args %q are not --allow-read PATH", id, alt.Args)
+			}
+			if p := filepath.Clean(alt.Args[1]); !slices.Contains(w.AllowRead, p) {
+				w.AllowRead = append(w.AllowRead, p)
+			}
 		case KindAllowUnix:
 			if len(alt.Args) != 2 || alt.Args[0] != "--allow-unix" || !filepath.IsAbs(alt.Args[1]) {
 				return nil, fmt.Errorf("approving %s: args %q are not --allow-unix PATH", id, alt.Args)
@@ -322,7 +341,7 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			return nil, fmt.Errorf("approving %s: kind %q cannot be approved", id, alt.Kind)
 		}
 		w.Approved = append(w.Approved, id)
-		if alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant {
+		if alt.Kind == KindAllowWrite || alt.Kind == KindAllowRead || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant {
 			resolved[owner[id]] = true
 		}
 	}
@@ -368,7 +387,7 @@ func Narrowest(req *Request, ceiling Ceiling) []string {
 	var out []string
 	for _, den := range req.Denials {
 		for _, alt := range den.Alternatives {
-			if (alt.Kind == KindAllowWrite || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
+			if (alt.Kind == KindAllowWrite || alt.Kind == KindAllowRead || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
 				out = append(out, alt.ID)
 				break
 			}
@@ -394,6 +413,8 @@ func withinCeiling(req *Request, cur grant.Grant, alt Alternative, ceiling Ceili
 			field = map[string]string{"files": "write"}
 		}
 		return len(widening(cur, applySet(cur, field), ceiling.Grant)) == 0
+	case "--allow-read":
+		return filepath.IsAbs(alt.Args[1])
 	case "--allow-unix":
 		return len(widening(cur, applySet(cur, map[string]string{"desktop": "on"}), ceiling.Grant)) == 0
 	case "--allow-host":
@@ -426,6 +447,8 @@ var sensitiveRules = []string{"tool-cache", "protected", "protected-ancestor", "
 //     caches writable;
 //   - an --allow-write whose path contains, or lies in, a path any denial
 //     of req names as such a guard (withheld_by.path);
+//   - every --allow-read: what a file outside the child's reads holds
+//     (a key, a token, another project) cannot be told from its path;
 //   - every --allow-unix: what a socket outside the sandbox gives (a
 //     docker socket is root, an ssh agent the user's keys) cannot be told
 //     from its path, so approving one takes naming it; and every
@@ -436,7 +459,7 @@ func Sensitive(req *Request, den DeniedAct, alt Alternative) bool {
 		return true
 	}
 	switch {
-	case len(alt.Args) > 0 && (alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host"):
+	case len(alt.Args) > 0 && (alt.Args[0] == "--allow-read" || alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host"):
 		return true
 	case len(alt.Args) == 2 && alt.Args[0] == "--grant":
 		g, err := grant.Parse(alt.Args[1])

@@ -380,6 +380,42 @@ func TestApproveAllowUnix(t *testing.T) {
 	}
 }
 
+// TestApproveAllowRead: a refused read of a hidden file offers
+// --allow-read of exactly that file; approving it by id retries with it,
+// and an approval naming nothing never picks it (what a file holds cannot
+// be told from its path).
+func TestApproveAllowRead(t *testing.T) {
+	key := home + "/.ssh/id_ed25519"
+	den := sandbox.Denial{Op: OpOpen, Path: key, Right: "read_file", Exact: true}
+	c := &Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingDefault}
+	a := analyzer(t, "verify", Facts{Ceiling: c})
+	req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
+	alt := req.Denials[0].Alternatives[0]
+	if alt.ID != "d1.allow-read" || !slices.Equal(alt.Args, []string{"--allow-read", key}) || !alt.WithinCeiling {
+		t.Fatalf("the first alternative is %+v, want --allow-read %s within the ceiling", alt, key)
+	}
+	if !Sensitive(req, req.Denials[0], alt) || slices.Contains(Narrowest(req, *c), "d1.allow-read") {
+		t.Errorf("--allow-read is not sensitive, or Narrowest picks it")
+	}
+	w, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-read"}}, *c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.Args(), " "); got != "--grant "+mustGrant(t, "verify").Compact()+" --allow-read "+key || len(w.Unresolved) != 0 || !w.Widens(mustGrant(t, "verify")) {
+		t.Errorf("retry args %q, unresolved %v", got, w.Unresolved)
+	}
+	if o := w.Options(policy.Options{AllowRead: []string{"/srv"}}); !slices.Equal(o.AllowRead, []string{"/srv", key}) {
+		t.Errorf("options %+v", o)
+	}
+	// Malformed args are refused, not applied.
+	bad := *req
+	bad.Denials = slices.Clone(req.Denials)
+	bad.Denials[0].Alternatives = []Alternative{{ID: "d1.allow-read", Kind: KindAllowRead, Args: []string{"--allow-read", "relative"}, WithinCeiling: true}}
+	if _, err := Approve(&bad, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-read"}}, *c); err == nil {
+		t.Error("an --allow-read of a relative path was approved")
+	}
+}
+
 // TestApproveAllowHost: under network=loopback a refused connect to a
 // host's loopback service offers --allow-host with that address and
 // port, and network=on; approving it adds the one entry. A refused bind,

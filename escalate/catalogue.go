@@ -27,6 +27,12 @@ const (
 	KindRoute = "route"
 	// KindAllowWrite adds one writable path (--allow-write PATH).
 	KindAllowWrite = "allow-write"
+	// KindAllowRead adds one readable path (--allow-read PATH): the file
+	// or directory whose read was refused, exactly, which opens it even
+	// where it is hidden (policy: a grant of exactly a hidden path opens
+	// it). No grant field bounds reads, so the ceiling does not either;
+	// approving one always takes naming it (Sensitive).
+	KindAllowRead = "allow-read"
 	// KindAllowUnix adds one UNIX socket outside the sandbox the child may
 	// connect and send to (--allow-unix PATH): narrower than desktop=on,
 	// and bounded by the ceiling as desktop=on is.
@@ -50,7 +56,7 @@ func kindRank(kind string) int {
 	switch kind {
 	case KindRoute:
 		return 0
-	case KindAllowWrite, KindAllowUnix, KindAllowHost:
+	case KindAllowWrite, KindAllowRead, KindAllowUnix, KindAllowHost:
 		return 1
 	case KindGrant:
 		return 2
@@ -193,11 +199,11 @@ func (c *catalogue) check() error {
 		if a.Kind == KindGrant && len(a.Set) == 0 || len(a.Set) > 0 && a.Kind != KindGrant && a.Kind != KindRoute {
 			return fmt.Errorf("alternative %q: a grant alternative sets fields, and only it or a route may", a.ID)
 		}
-		if (a.Kind == KindAllowWrite || a.Kind == KindAllowUnix) != (a.Path != "") {
-			return fmt.Errorf("alternative %q: an allow-write or allow-unix alternative names a path, and only it may", a.ID)
+		if (a.Kind == KindAllowWrite || a.Kind == KindAllowRead || a.Kind == KindAllowUnix) != (a.Path != "") {
+			return fmt.Errorf("alternative %q: an allow-write, allow-read or allow-unix alternative names a path, and only it may", a.ID)
 		}
-		if a.Kind == KindAllowUnix && a.Path != "{path}" {
-			return fmt.Errorf("alternative %q: an allow-unix alternative names the denied socket ({path})", a.ID)
+		if (a.Kind == KindAllowUnix || a.Kind == KindAllowRead) && a.Path != "{path}" {
+			return fmt.Errorf("alternative %q: an %s alternative names the denied path ({path})", a.ID, a.Kind)
 		}
 		if a.Path != "" && !slices.Contains(pathPlaceholders, a.Path) {
 			return fmt.Errorf("alternative %q: path %q is not one of %v", a.ID, a.Path, pathPlaceholders)

@@ -20,7 +20,7 @@
 //     sandbox is never one of them, and protected paths get no widening at
 //     all;
 //   - the escalation request (Request), its versioned JSON Schema
-//     (schema/request.v2.json, RequestSchema; tests check requests against
+//     (schema/request.v3.json, RequestSchema; tests check requests against
 //     it with internal/schematest), and the one-line plain-words summary of
 //     each denial for stderr;
 //   - inferred denials: a heuristic reading of the child's stderr for

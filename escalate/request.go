@@ -14,18 +14,18 @@ import (
 )
 
 // SchemaID identifies the request format; it is the $id of
-// schema/request.v2.json. Version changes with any change a reader must
+// schema/request.v3.json. Version changes with any change a reader must
 // know of.
 const (
-	SchemaID      = "https://wrun.dev/schema/escalation-request.v2.json"
-	SchemaVersion = 2
+	SchemaID      = "https://wrun.dev/schema/escalation-request.v3.json"
+	SchemaVersion = 3
 )
 
-//go:embed schema/request.v2.json
+//go:embed schema/request.v3.json
 var requestSchemaJSON []byte
 
 // RequestSchema returns the published JSON Schema of the request (a copy of
-// schema/request.v2.json). wrun does not validate its own requests at run
+// schema/request.v3.json). wrun does not validate its own requests at run
 // time; its tests check every request they build against this schema.
 func RequestSchema() []byte { return bytes.Clone(requestSchemaJSON) }
 

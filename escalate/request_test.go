@@ -107,7 +107,7 @@ func TestSummaryLines(t *testing.T) {
 			want: "wrun: denied connect to unix:/run/user/1000/bus (desktop=off allows no UNIX socket outside the sandbox; --allow-unix PATH allows that one socket). Try: ask the parent (1 wider option beyond the ceiling)"},
 		{name: "inferred", grant: "verify",
 			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Count: 2},
-			want: "wrun: denied read /home/u/.ssh/id_ed25519 (2 times) [inferred from output] (hidden: credential store (SSH keys)). Try: ask the parent"},
+			want: "wrun: denied read /home/u/.ssh/id_ed25519 (2 times) [inferred from output] (hidden: credential store (SSH keys)). Try: --allow-read /home/u/.ssh/id_ed25519"},
 		{name: "lock file", grant: "verify", facts: Facts{Argv: []string{"cargo", "test"}},
 			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
 			want: "wrun: denied write to /home/u/proj/Cargo.lock (files=read keeps the lock file read-only). Try: --allow-write /home/u/proj/Cargo.lock; or --grant write,network=on"},

@@ -53,7 +53,7 @@ func (r records) rosterDir() string    { return filepath.Join(r.runtime, "wrun")
 // the published schema and every request in it against the request's.
 func (r records) receipts(t *testing.T) []receipt.Receipt {
 	t.Helper()
-	schema, err := os.ReadFile("../receipt/schema/receipt.v2.json")
+	schema, err := os.ReadFile("../receipt/schema/receipt.v3.json")
 	if err != nil {
 		t.Fatal(err)
 	}

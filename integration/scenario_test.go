@@ -116,7 +116,7 @@ func apply(t *testing.T, o runOpts, h harnessRun, alt escalate.Alternative) harn
 	t.Helper()
 	h.flags = slices.Clone(h.flags)
 	switch alt.Kind {
-	case escalate.KindAllowWrite:
+	case escalate.KindAllowWrite, escalate.KindAllowRead:
 		h.flags = append(h.flags, alt.Args...)
 	case escalate.KindGrant:
 		if len(alt.Args) != 2 || alt.Args[0] != "--grant" {
@@ -1541,4 +1541,42 @@ func diffSnapshots(before, after map[string]string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// TestHiddenReadOffersThatFileOnly (issue 25, item 4): a refused read of
+// a file the child may not read (the user's ssh config, hidden as a
+// credential store) comes back with --allow-read of exactly that file as
+// its narrowest alternative; applied, the command reads it, and the key
+// beside it stays hidden. The control: bare, both are readable.
+func TestHiddenReadOffersThatFileOnly(t *testing.T) {
+	requireABI(t, 1)
+	requireTool(t, "cat", "sh")
+	home, env := freshHome(t)
+	ssh := filepath.Join(home, ".ssh")
+	mustWrite(t, filepath.Join(ssh, "config"), "Host example\n")
+	mustWrite(t, filepath.Join(ssh, "id_test"), "not a key\n")
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: env}
+	if r := run(t, o, "cat", filepath.Join(ssh, "config"), filepath.Join(ssh, "id_test")); r.code != 0 {
+		t.Fatalf("control: bare cat: %s", r)
+	}
+	h := harnessRun{grant: "verify", argv: []string{"cat", filepath.Join(ssh, "config")}}
+	s, r := runScenario(t, o, h)
+	if s.ExitCode == 0 || s.Request == nil {
+		t.Fatalf("the hidden read was not refused with a request:\n%s", r)
+	}
+	d := s.Request.Denials[0]
+	alt := d.Alternatives[0]
+	if d.Path != filepath.Join(ssh, "config") || alt.Kind != escalate.KindAllowRead || !slices.Equal(alt.Args, []string{"--allow-read", filepath.Join(ssh, "config")}) {
+		t.Fatalf("want --allow-read %s first for the denial, got %+v\n%s", filepath.Join(ssh, "config"), d, r)
+	}
+	h = apply(t, o, h, alt)
+	if s, r := runScenario(t, o, h); s.ExitCode != 0 || !strings.Contains(r.stdout, "Host example") {
+		t.Fatalf("%s applied: the read still fails:\n%s", alt.ID, r)
+	}
+	// The key beside it stays hidden under the applied flags.
+	h.argv = []string{"cat", filepath.Join(ssh, "id_test")}
+	if s, r := runScenario(t, o, h); s.ExitCode == 0 || strings.Contains(r.stdout, "not a key") {
+		t.Fatalf("--allow-read of the config opened the key beside it:\n%s", r)
+	}
 }

@@ -7,5 +7,5 @@
 // and it is written after the command ended, never on the launch path.
 // Each receipt is one write(2) to a descriptor opened O_APPEND, so
 // concurrent runs append whole lines that never interleave; nothing is
-// fsynced. The schema is receipt/schema/receipt.v2.json.
+// fsynced. The schema is receipt/schema/receipt.v3.json.
 package receipt

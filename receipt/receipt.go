@@ -9,8 +9,8 @@ import (
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
-// SchemaID names the receipt schema (receipt/schema/receipt.v2.json).
-const SchemaID = "https://wrun.dev/schema/receipt.v2.json"
+// SchemaID names the receipt schema (receipt/schema/receipt.v3.json).
+const SchemaID = "https://wrun.dev/schema/receipt.v3.json"
 
 // Receipt is one run as the receipts file records it.
 type Receipt struct {

@@ -10,7 +10,7 @@ import (
 // ValidateLine checks one receipt line against the published schema.
 func validateLine(t *testing.T, line []byte) {
 	t.Helper()
-	schema, err := os.ReadFile("schema/receipt.v2.json")
+	schema, err := os.ReadFile("schema/receipt.v3.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 )
 
 // Summary is what a run did: wrun --json writes it as one object at exit,
-// valid against schema/summary.v1.json (SummarySchema).
+// valid against schema/summary.v2.json (SummarySchema).
 type Summary struct {
 	// Linger, set under KeepBackground where the sandbox mediates the
 	// command's calls, serves what the command left in the background
@@ -79,7 +79,7 @@ type Summary struct {
 	// (sandbox.MaxDenials distinct ones, paths of sandbox.MaxDenialPath
 	// bytes): counted, not kept, so not in the request.
 	DenialsDropped int `json:"denials_dropped,omitempty"`
-	// Request is the escalation request (escalate/schema/request.v2.json)
+	// Request is the escalation request (escalate/schema/request.v3.json)
 	// when something the run may have needed was denied
 	// (escalate.Decide): only when the command failed.
 	Request *escalate.Request `json:"request,omitempty"`

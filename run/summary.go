@@ -9,18 +9,18 @@ import (
 )
 
 // SummarySchemaID names the summary's format: the $id of
-// schema/summary.v1.json. SummaryVersion changes with any change of shape
+// schema/summary.v2.json. SummaryVersion changes with any change of shape
 // a reader must know of.
 const (
-	SummarySchemaID = "https://wrun.dev/schema/summary.v1.json"
-	SummaryVersion  = 1
+	SummarySchemaID = "https://wrun.dev/schema/summary.v2.json"
+	SummaryVersion  = 2
 )
 
-//go:embed schema/summary.v1.json
+//go:embed schema/summary.v2.json
 var summarySchemaJSON []byte
 
 // SummarySchema returns the published JSON Schema of the summary (a copy
-// of schema/summary.v1.json). wrun does not validate its own output at run
+// of schema/summary.v2.json). wrun does not validate its own output at run
 // time; its tests check every summary they produce against it.
 func SummarySchema() []byte { return bytes.Clone(summarySchemaJSON) }
 
