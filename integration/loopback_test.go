@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/sandbox/linux"
 )
 
 // outsideTCP is a TCP server the test (outside any sandbox) runs on
@@ -77,11 +80,34 @@ func (s *outsideUDP) reached() bool {
 	return s.got.Swap(0) > 0
 }
 
+// requireLoopback skips a test of network=loopback on a row of the
+// support matrix that refuses it (no user notification, no pidfd_getfd),
+// after asserting that wrun refuses it there (exit 125) rather than
+// running it as something else.
+func requireLoopback(t *testing.T) {
+	t.Helper()
+	f := matrixFeatures(runOpts{})
+	g, err := grant.Parse("verify,network=loopback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range linux.Refusals(f, g, linux.Need{}) {
+		if r.Key != "network.loopback" {
+			continue
+		}
+		if res := wrun(t, runOpts{dir: workspace(t)}, "--grant", "verify,network=loopback", "--", "true"); res.code != 125 {
+			t.Fatalf("the matrix refuses network=loopback on %s, but wrun ran it: %s", f.Name(), res)
+		}
+		t.Skipf("network=loopback is refused on %s: %s", f.Name(), r.Refused)
+	}
+}
+
 // TestLoopbackOwnSockets: under network=loopback the command's own
 // loopback servers work (TCP over IPv4, IPv6 and IPv4-mapped IPv6, UDP),
 // and what would bind every address is bound to loopback or refused. The
 // control: network=off refuses the same programs.
 func TestLoopbackOwnSockets(t *testing.T) {
+	requireLoopback(t)
 	ws := workspace(t)
 	o := runOpts{dir: ws}
 	for _, op := range []string{"loop-self", "loop-self6", "loop-mapped", "listen-unbound", "udp-self"} {
@@ -123,6 +149,7 @@ func TestLoopbackOwnSockets(t *testing.T) {
 // port reaches it, with another port does not. Controls: the bare probe
 // and network=on reach it.
 func TestLoopbackHostService(t *testing.T) {
+	requireLoopback(t)
 	ws := workspace(t)
 	o := runOpts{dir: ws}
 	srv := listenTCPOutside(t, "127.0.0.1:0")
@@ -187,6 +214,7 @@ func TestLoopbackHostService(t *testing.T) {
 // network=loopback; bare and under network=on it is reached. The traffic
 // never leaves the machine.
 func TestLoopbackRawConnect(t *testing.T) {
+	requireLoopback(t)
 	ip := localNonLoopback(t)
 	ws := workspace(t)
 	o := runOpts{dir: ws}
