@@ -129,9 +129,10 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		equivalent = applySet(a.p.Grant, map[string]string{"desktop": "on"})
 	case KindAllowHost:
 		// The address wrun refused, when it is a loopback one: the host's
-		// own service at that port, and nothing else.
+		// own service at that port, and nothing else; or the host and port
+		// wrun's proxy refused.
 		h, err := grant.ParseHost(strings.TrimPrefix(f.d.Addr, "udp:"))
-		if f.d.Op == OpBind || err != nil || !h.Loopback() || h.Port == 0 {
+		if f.d.Op == OpBind || err != nil || h.Port == 0 || !h.Loopback() && f.d.Right != RightConnectHost {
 			return Alternative{}, false
 		}
 		x.target = h.String()

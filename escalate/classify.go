@@ -91,6 +91,8 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "terminal-scope", "")
 	case RightGitPush:
 		return a.finish(f, "git-push", "")
+	case RightConnectHost:
+		return a.finish(f, "network-hosts", "")
 	}
 	if d.Path == "" {
 		return a.finish(f, "unknown", "")

@@ -64,6 +64,14 @@ const (
 	RightGitPush = "git_push"
 )
 
+// A host wrun's proxy refused under network=hosts (proxy.Denial): the
+// proxy's own decision on the name the client asked for. The denial's
+// Addr is HOST:PORT.
+const (
+	OpConnectHost    = "connect-host"
+	RightConnectHost = "connect_host"
+)
+
 // Op is one operation of the child, as the observer sees it or as inferred
 // from output: an access.Op, with Denials.
 type Op access.Op

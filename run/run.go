@@ -21,6 +21,7 @@ import (
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/proxy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/verify"
 )
@@ -581,7 +582,21 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			out.res.Warnings = append(out.res.Warnings, "keeping the private build caches within their bound: "+err.Error())
 		}
 	}()
-	pl, err := platform.Prepare(p, sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve, KillAfter: cfg.KillAfter})
+	px, err := startProxy(p)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	var proxied []proxy.Denial
+	if px != nil {
+		// Ended with the run (before the analysis that reads what it
+		// refused); the defer covers every earlier return.
+		defer px.Close()
+	}
+	opts := sandbox.Options{BestEffort: cfg.BestEffort, KeepBackground: cfg.KeepBackground, NoObserve: cfg.NoObserve, KillAfter: cfg.KillAfter}
+	if px != nil {
+		opts.Proxy = px
+	}
+	pl, err := platform.Prepare(p, opts)
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
@@ -643,6 +658,10 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	out.started = true
 	out.res, out.code = res, res.ExitCode
+	if px != nil {
+		proxied = px.Close()
+		out.res.Denials = append(out.res.Denials, proxyDenials(proxied)...)
+	}
 	defer deniedBeyondBounds(&out.res)
 	if cfg.KeepBackground {
 		removeTmp = false // background processes may still use it

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"syscall"
@@ -25,6 +26,20 @@ type Options struct {
 	// (SIGKILL) and the run ends. Zero waits for as long as the command
 	// takes.
 	KillAfter time.Duration
+	// Proxy is wrun's proxy under network=hosts (package proxy): the one
+	// address beyond the sandbox's own sockets and --allow-host ones that
+	// the command's TCP connects may reach. Nil without network=hosts.
+	Proxy Proxy
+}
+
+// Proxy is what the mediation needs of wrun's proxy: where it listens,
+// and the client address of each connect the mediation makes to it, told
+// before the connect (Expect) and taken back if it fails (Forget), so
+// that the proxy serves this sandbox's connections only.
+type Proxy interface {
+	Addr() netip.AddrPort
+	Expect(client netip.AddrPort)
+	Forget(client netip.AddrPort)
 }
 
 // Gap is something the policy asks for that this kernel cannot enforce.

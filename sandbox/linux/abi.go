@@ -417,8 +417,24 @@ func (k landlockKernel) networkIPC(n policy.Network, ipc policy.IPC, seccomp, me
 		out = append(out, "network: allowed")
 	case n.Loopback && mediate:
 		l := "network: loopback only: wrun performs every connect, bind, listen and addressed send of an IP socket, binding to loopback addresses only and reaching only sockets this sandbox bound"
-		if len(n.Hosts) > 0 {
-			l += fmt.Sprintf(" and the %d --allow-host entries", len(n.Hosts))
+		var loop, named []string
+		for _, h := range n.Hosts {
+			if h.Loopback() {
+				loop = append(loop, h.String())
+			} else {
+				named = append(named, h.String())
+			}
+		}
+		if len(loop) > 0 {
+			l += ", and the host's loopback services " + strings.Join(loop, ", ") + " (--allow-host)"
+		}
+		if n.Proxy {
+			l += "; beyond loopback, only wrun's proxy (HTTPS_PROXY, HTTP_PROXY; NO_PROXY for loopback), which reaches "
+			if len(named) == 0 {
+				l += "no host: no --allow-host names one"
+			} else {
+				l += strings.Join(named, ", ") + " (--allow-host; a loopback, private or link-local address only for an entry naming the host exactly)"
+			}
 		}
 		out = append(out, l)
 	default:

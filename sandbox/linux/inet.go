@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wrun-dev/wrun/access"
+	"github.com/wrun-dev/wrun/sandbox"
 )
 
 // IP sockets under network=loopback and network=hosts.
@@ -243,6 +244,9 @@ func (s *supervisor) inetCall(sc *sockCall, k inetSock, nr uintptr) (int, unix.E
 	case kind == peerNone:
 		return s.inetPerform(sc, nr, sc.addr)
 	}
+	if px := s.proxy(); px != nil && k.tcp() && nr == unix.SYS_CONNECT && a == px.Addr() {
+		return s.proxyConnect(sc, k, px)
+	}
 	ok, nobody := s.inetReaches(k, a)
 	if !ok {
 		if nobody {
@@ -270,6 +274,51 @@ func (s *supervisor) inetCall(sc *sockCall, k inetSock, nr uintptr) (int, unix.E
 		_ = unix.Shutdown(sc.sock, unix.SHUT_RDWR)
 		s.recordInet(sc, nr, k, a, kind)
 		return -1, unix.EACCES
+	}
+	return ret, errno
+}
+
+// proxy is wrun's proxy under network=hosts, or nil.
+func (s *supervisor) proxy() sandbox.Proxy {
+	if !s.pl.Policy.Network.Proxy {
+		return nil
+	}
+	return s.pl.Options.Proxy
+}
+
+// proxyConnect connects the command's TCP socket to wrun's proxy: bound to
+// loopback first (if it is not), so that its own address is known and
+// told to the proxy before the connect, which is then the only one from
+// that address the proxy serves.
+func (s *supervisor) proxyConnect(sc *sockCall, k inetSock, px sandbox.Proxy) (int, unix.Errno) {
+	sa, err := unix.Getsockname(sc.sock)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	if port(sa) == 0 {
+		// The proxy's own address family: an IPv6 socket binds the
+		// IPv4-mapped loopback address.
+		from := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
+		if ret, errno := s.inetBind(sc, encodeInet(k.domain, from)); errno != 0 {
+			return ret, errno
+		}
+		if sa, err = unix.Getsockname(sc.sock); err != nil {
+			return -1, errnoOf(err)
+		}
+	}
+	var local netip.AddrPort
+	switch v := sa.(type) {
+	case *unix.SockaddrInet4:
+		local = netip.AddrPortFrom(netip.AddrFrom4(v.Addr), uint16(v.Port))
+	case *unix.SockaddrInet6:
+		local = netip.AddrPortFrom(netip.AddrFrom16(v.Addr).Unmap(), uint16(v.Port))
+	default:
+		return -1, unix.EAFNOSUPPORT
+	}
+	px.Expect(local)
+	ret, errno := s.inetPerform(sc, unix.SYS_CONNECT, encodeInet(k.domain, px.Addr()))
+	if errno != 0 && errno != unix.EINPROGRESS {
+		px.Forget(local)
 	}
 	return ret, errno
 }
@@ -350,17 +399,21 @@ func (s *supervisor) bindUnbound(sc *sockCall, k inetSock) (int, unix.Errno) {
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	port := 0
-	switch v := sa.(type) {
-	case *unix.SockaddrInet4:
-		port = v.Port
-	case *unix.SockaddrInet6:
-		port = v.Port
-	}
-	if port != 0 {
+	if port(sa) != 0 {
 		return 0, 0
 	}
 	return s.inetBind(sc, encodeInet(k.domain, netip.AddrPortFrom(loopbackOf(k.domain), 0)))
+}
+
+// port is an IP socket address's port (0 for another family).
+func port(sa unix.Sockaddr) int {
+	switch v := sa.(type) {
+	case *unix.SockaddrInet4:
+		return v.Port
+	case *unix.SockaddrInet6:
+		return v.Port
+	}
+	return 0
 }
 
 // listenCall performs listen: an unbound IP socket is bound to loopback

@@ -225,9 +225,13 @@ func holdOf(f Features, key string, g grant.Grant, n Need) Cell {
 		}
 		return Cell{By: []string{mechSeccomp}}
 	case "network.hosts":
-		// wrun's proxy (issue 27) is not built yet: nothing reaches a
-		// named host, and the rest of network=hosts is network=loopback.
-		return Cell{Refused: "wrun's proxy for network=hosts, which this build of wrun does not have; network=loopback with --allow-host HOST:PORT reaches the host's loopback services, network=on every host; --best-effort runs it as network=loopback"}
+		// The rest of network=hosts is network=loopback; what the proxy
+		// adds holds where the connects that reach it are wrun's.
+		c := holdOf(f, "network.loopback", g, n)
+		if c.Held() {
+			c.Note = "wrun's proxy (HTTPS_PROXY, HTTP_PROXY) connects to the hosts --allow-host names, deciding on the name the client asked for; the command's connects go only to it and to what network=loopback reaches, and the proxy serves only connects wrun made for this sandbox"
+		}
+		return c
 	case "network.loopback":
 		switch {
 		case f.Seccomp && f.takesSockets():
