@@ -271,8 +271,11 @@ func (p *Proxy) handle(c net.Conn) {
 		relay(c, br, up)
 		return
 	}
-	// Plain HTTP: one request a connection, in origin form.
+	// Plain HTTP: one request a connection, in origin form, for the host
+	// decided on: a Host header naming another (a virtual host sharing
+	// the allowed one's address) is replaced.
 	req.RequestURI = ""
+	req.Host = req.URL.Host
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	req.Close = true

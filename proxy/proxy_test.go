@@ -180,6 +180,17 @@ func TestPlainHTTPGoesToTheOriginOnce(t *testing.T) {
 	if resp, body := get("/"); resp.StatusCode != 200 || body != fmt.Sprintf("hello origin.test:%d", port) {
 		t.Fatalf("GET: %d %q", resp.StatusCode, body)
 	}
+	// A Host header naming another virtual host on the allowed address is
+	// not what the origin sees.
+	c := dial(t, p, true)
+	fmt.Fprintf(c, "GET http://origin.test:%d/ HTTP/1.1\r\nHost: elsewhere.test\r\n\r\n", port)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != fmt.Sprintf("hello origin.test:%d", port) {
+		t.Fatalf("a Host header reached the origin: %q", b)
+	}
 	// A redirect is the client's to follow, through the proxy again.
 	if resp, _ := get("/away"); resp.StatusCode != http.StatusFound {
 		t.Fatalf("redirect: %d", resp.StatusCode)
