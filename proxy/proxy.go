@@ -58,7 +58,7 @@ type Proxy struct {
 	sem     chan struct{}
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	expect  map[netip.AddrPort]struct{}
+	expect  map[netip.AddrPort]time.Time
 	conns   map[net.Conn]struct{}
 	denials map[string]*Denial
 	order   []string
@@ -80,7 +80,7 @@ func Start(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("starting the proxy for network=hosts: %w", err)
 	}
 	p := &Proxy{ln: ln, cfg: cfg, sem: make(chan struct{}, cfg.MaxConns),
-		expect: map[netip.AddrPort]struct{}{}, conns: map[net.Conn]struct{}{}, denials: map[string]*Denial{}}
+		expect: map[netip.AddrPort]time.Time{}, conns: map[net.Conn]struct{}{}, denials: map[string]*Denial{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
@@ -89,12 +89,23 @@ func Start(cfg Config) (*Proxy, error) {
 // Addr is where the proxy listens.
 func (p *Proxy) Addr() netip.AddrPort { return p.ln.Addr().(*net.TCPAddr).AddrPort() }
 
+// expectFor is how long an announcement admits its connection: a connect
+// on loopback reaches the listener in far less; one that never completes
+// (EINPROGRESS, then abandoned) does not leave its address admitted.
+const expectFor = 10 * time.Second
+
 // Expect admits one connection from client: the mediation calls it with
 // the command's socket's own address just before it connects it here.
 func (p *Proxy) Expect(client netip.AddrPort) {
+	now := time.Now()
 	p.mu.Lock()
-	p.expect[unmap(client)] = struct{}{}
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	for a, t := range p.expect {
+		if now.Sub(t) > expectFor {
+			delete(p.expect, a)
+		}
+	}
+	p.expect[unmap(client)] = now
 }
 
 // Forget withdraws an Expect whose connect failed.
@@ -166,7 +177,8 @@ func (p *Proxy) admit(c *net.TCPConn) bool {
 	key := unmap(ra.AddrPort())
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.expect[key]; !ok || p.closed {
+	t, ok := p.expect[key]
+	if !ok || p.closed || time.Since(t) > expectFor {
 		return false
 	}
 	delete(p.expect, key)
