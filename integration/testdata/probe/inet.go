@@ -109,8 +109,85 @@ func doInet(op string, args []string) (ok bool, err error) {
 			return true, err
 		}
 		return true, connectTo(a, true)
+	case "reuseport-tcp", "reuseport-udp":
+		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
+		// with sockets of the probe's own, then connect (send) there
+		// many times: the kernel spreads connections over the group by a
+		// hash of the source address. reuseport-tcp succeeds when a
+		// connection reads "H" (the test's listener writes it; the
+		// probe's own never accept); reuseport-udp when its datagrams
+		// were sent (the test counts what its socket got).
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		return true, reuseportJoin(a, op == "reuseport-udp")
 	}
 	return false, nil
+}
+
+func reuseportJoin(a netip.AddrPort, udp bool) error {
+	fam, sa := sockaddrOf(a)
+	typ := unix.SOCK_STREAM
+	if udp {
+		typ = unix.SOCK_DGRAM
+	}
+	var last error
+	for round := 0; round < 8; round++ {
+		// One more socket in the group each round.
+		g, err := unix.Socket(fam, typ, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(g)
+		if err := unix.SetsockoptInt(g, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return err
+		}
+		if err := unix.Bind(g, sa); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		if !udp {
+			if err := unix.Listen(g, 128); err != nil {
+				return err
+			}
+		}
+		sent := 0
+		for i := 0; i < 20; i++ {
+			c, err := unix.Socket(fam, typ, 0)
+			if err != nil {
+				return err
+			}
+			if udp {
+				err = unix.Sendto(c, []byte("x"), 0, sa)
+				unix.Close(c)
+				if err != nil {
+					last = err
+					break
+				}
+				sent++
+				continue
+			}
+			if err := unix.Connect(c, sa); err != nil {
+				unix.Close(c)
+				last = err
+				break
+			}
+			_ = unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 100000})
+			b := make([]byte, 1)
+			n, _ := unix.Read(c, b)
+			unix.Close(c)
+			if n == 1 && b[0] == 'H' {
+				return nil
+			}
+		}
+		if udp && sent == 20 {
+			return nil
+		}
+	}
+	if last == nil {
+		last = fmt.Errorf("never reached the listener at %s", a)
+	}
+	return last
 }
 
 func sockaddrOf(a netip.AddrPort) (int, unix.Sockaddr) {
