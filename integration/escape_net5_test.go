@@ -104,3 +104,66 @@ func TestNet5ReuseportHijackUDP(t *testing.T) {
 		t.Errorf("ESCAPE: under network=loopback %d datagrams of the command reached the host's UDP socket at %s through its SO_REUSEPORT group:\n%s", n, addr, r)
 	}
 }
+
+// TestNet5ReuseportStealInbound: the other direction. The command joins
+// the SO_REUSEPORT group of a host service's listener on 127.0.0.1 (its
+// bind is to loopback, so wrun performs it) and the kernel hands it a
+// share of the connections the host's own clients make to that service
+// (whatever they send: tokens, requests). Control: bare, the same.
+func TestNet5ReuseportStealInbound(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	lc := net.ListenConfig{Control: reuseportCtl}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("H"))
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	// stolen runs argv and, meanwhile, connects to addr as a client of
+	// the host would, until one connection is answered by the command.
+	stolen := func(argv func() result) (bool, result) {
+		done := make(chan result, 1)
+		go func() { done <- argv() }()
+		deadline := time.Now().Add(8 * time.Second)
+		var hit bool
+		for !hit && time.Now().Before(deadline) {
+			select {
+			case r := <-done:
+				return hit, r
+			default:
+			}
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				continue
+			}
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			b := make([]byte, 1)
+			if n, _ := c.Read(b); n == 1 && b[0] == 'S' {
+				hit = true
+			}
+			c.Close()
+			time.Sleep(5 * time.Millisecond)
+		}
+		return hit, <-done
+	}
+	if hit, r := stolen(func() result { return run(t, o, bins.probe, "reuseport-accept", addr) }); !hit {
+		t.Fatalf("control: bare reuseport-accept %s took no connection: %s", addr, r)
+	}
+	hit, r := stolen(func() result {
+		return wrun(t, o, "--grant", "verify,network=loopback", "--", bins.probe, "reuseport-accept", addr)
+	})
+	if hit {
+		t.Errorf("ESCAPE: under network=loopback the command joined the host listener's SO_REUSEPORT group at %s and accepted a connection a host client made to the host's service:\n%s", addr, r)
+	}
+}

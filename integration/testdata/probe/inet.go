@@ -122,6 +122,15 @@ func doInet(op string, args []string) (ok bool, err error) {
 			return true, err
 		}
 		return true, reuseportJoin(a, op == "reuseport-udp")
+	case "reuseport-accept":
+		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
+		// with 4 listeners and wait (5s) for a connection on any: one
+		// accepted is answered "S" and the probe succeeds.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		return true, reuseportAccept(a)
 	}
 	return false, nil
 }
@@ -271,4 +280,45 @@ func onLoopback(fd int) error {
 		return fmt.Errorf("bound to %s, not loopback", a)
 	}
 	return nil
+}
+
+func reuseportAccept(a netip.AddrPort) error {
+	fam, sa := sockaddrOf(a)
+	var fds []unix.PollFd
+	for i := 0; i < 4; i++ {
+		g, err := unix.Socket(fam, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(g)
+		if err := unix.SetsockoptInt(g, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return err
+		}
+		if err := unix.Bind(g, sa); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		if err := unix.Listen(g, 128); err != nil {
+			return err
+		}
+		fds = append(fds, unix.PollFd{Fd: int32(g), Events: unix.POLLIN})
+	}
+	n, err := unix.Poll(fds, 5000)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no connection came")
+	}
+	for _, p := range fds {
+		if p.Revents&unix.POLLIN != 0 {
+			s, _, err := unix.Accept(int(p.Fd))
+			if err != nil {
+				return err
+			}
+			_, err = unix.Write(s, []byte("S"))
+			unix.Close(s)
+			return err
+		}
+	}
+	return fmt.Errorf("poll: nothing readable")
 }
