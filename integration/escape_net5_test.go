@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -165,5 +166,79 @@ func TestNet5ReuseportStealInbound(t *testing.T) {
 	})
 	if hit {
 		t.Errorf("ESCAPE: under network=loopback the command joined the host listener's SO_REUSEPORT group at %s and accepted a connection a host client made to the host's service:\n%s", addr, r)
+	}
+}
+
+// TestNet5DestinationForms: a host service listening on every address
+// ([::], dual stack) is reached bare through each of these destination
+// forms (0.0.0.0 and :: as a destination mean "this host" to Linux);
+// under network=loopback every one is refused.
+func TestNet5DestinationForms(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	srv := listenTCPOutside(t, "[::]:0")
+	p := strconv.Itoa(int(srv.addr.Port()))
+	for _, dst := range []string{"127.0.0.1:" + p, "127.0.0.2:" + p, "0.0.0.0:" + p, "[::1]:" + p, "[::]:" + p} {
+		if got := bare(t, o, "tcp-raw", dst); got != "ok" || !srv.reached() {
+			t.Errorf("control: bare tcp-raw %s: %s", dst, got)
+			continue
+		}
+		for _, op := range []string{"tcp-raw", "tcp6-mapped"} {
+			if strings.HasPrefix(dst, "[") && op == "tcp6-mapped" {
+				continue
+			}
+			if got := probe(t, o, "verify,network=loopback", op, dst); got == "ok" || srv.reached() {
+				t.Errorf("ESCAPE: %s %s under network=loopback reached the host's service: %s", op, dst, got)
+			}
+		}
+	}
+}
+
+// TestNet5ProxyNameTricks: under network=hosts, forms of a request that
+// might make the proxy's decision differ from where it dials: a name
+// under a wildcard whose address is loopback (in upper case, with a
+// trailing dot), an IP literal or an IPv4-mapped literal under a
+// wildcard, userinfo naming the allowed host before the real one. Each
+// is refused and the origin (on 127.0.0.1) sees nothing; the control is
+// an exact entry for the same name, which reaches it.
+func TestNet5ProxyNameTricks(t *testing.T) {
+	requireHosts(t)
+	port, hits := origin(t, t.TempDir())
+	ps := strconv.Itoa(port)
+	o := runOpts{dir: workspace(t), env: []string{"WRUN_TEST_HOSTS=a.wild.test=127.0.0.1,repo.test=127.0.0.1,other.test=127.0.0.1"}}
+	curl := func(allow, url string, tunnel bool) result {
+		args := []string{"--grant", "verify,network=hosts", "--allow-host", allow, "--", "curl", "-sf", "-m", "10", "--noproxy", "none.invalid"}
+		if tunnel {
+			args = append(args, "-p")
+		}
+		return wrun(t, o, append(args, url)...)
+	}
+	// Controls: an exact entry reaches the origin, tunnelled and plain.
+	for _, tunnel := range []bool{false, true} {
+		before := hits()
+		if r := curl("a.wild.test:"+ps, "http://a.wild.test:"+ps+"/hello", tunnel); r.code != 0 || hits() == before {
+			t.Fatalf("control: exact entry (tunnel %v): %s", tunnel, r)
+		}
+		before = hits()
+		if r := curl("127.0.0.1:"+ps, "http://127.0.0.1:"+ps+"/hello", tunnel); r.code != 0 || hits() == before {
+			t.Fatalf("control: exact IP entry (tunnel %v): %s", tunnel, r)
+		}
+	}
+	for _, tc := range []struct{ allow, url string }{
+		{"*.wild.test:" + ps, "http://a.wild.test:" + ps + "/hello"},
+		{"*.wild.test:" + ps, "http://A.WILD.TEST.:" + ps + "/hello"},
+		{"*.wild.test:" + ps, "http://127.0.0.1:" + ps + "/hello"},
+		{"*.wild.test:" + ps, "http://[::ffff:127.0.0.1]:" + ps + "/hello"},
+		{"*.wild.test:" + ps, "http://127.0.0.1.a.wild.test:" + ps + "/hello"},
+		{"repo.test:" + ps, "http://repo.test:" + ps + "@other.test:" + ps + "/hello"},
+		{"repo.test:" + ps, "http://other.test:" + ps + "/hello#@repo.test:" + ps},
+		{"repo.test:" + ps, "http://REPO.test:" + strconv.Itoa(port+1) + "/hello"},
+	} {
+		for _, tunnel := range []bool{false, true} {
+			before := hits()
+			if r := curl(tc.allow, tc.url, tunnel); r.code == 0 || hits() != before {
+				t.Errorf("ESCAPE: %s with --allow-host %s (tunnel %v) reached the origin:\n%s", tc.url, tc.allow, tunnel, r)
+			}
+		}
 	}
 }
