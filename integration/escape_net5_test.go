@@ -242,3 +242,26 @@ func TestNet5ProxyNameTricks(t *testing.T) {
 		}
 	}
 }
+
+// TestNet5OtherSends: datagrams to a host UDP service on 127.0.0.1 (and
+// a TCP fast-open SYN to a host TCP one) by every other way of sending:
+// each reaches it bare and is refused under network=loopback.
+func TestNet5OtherSends(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	udp := listenUDPOutside(t, "127.0.0.1:0")
+	tcp := listenTCPOutside(t, "127.0.0.1:0")
+	for _, op := range []string{"udp-connect-send", "udp-sendmmsg", "udp6-mapped", "raw-udp", "raw-udp-connect", "tcp-fastopen"} {
+		addr, reached := udp.addr.String(), udp.reached
+		if op == "tcp-fastopen" {
+			addr, reached = tcp.addr.String(), tcp.reached
+		}
+		if got := bare(t, o, op, addr); got != "ok" || !reached() {
+			t.Errorf("control: bare %s %s: %s", op, addr, got)
+			continue
+		}
+		if got := probe(t, o, "verify,network=loopback", op, addr); got == "ok" || reached() {
+			t.Errorf("ESCAPE: %s %s under network=loopback reached the host's service: %s", op, addr, got)
+		}
+	}
+}

@@ -122,6 +122,19 @@ func doInet(op string, args []string) (ok bool, err error) {
 			return true, err
 		}
 		return true, reuseportJoin(a, op == "reuseport-udp")
+	case "udp-connect-send", "udp-sendmmsg", "udp6-mapped", "tcp-fastopen", "raw-udp", "raw-udp-connect":
+		// Datagrams (or a TCP fast-open SYN with data) to the IPv4
+		// HOST:PORT arg(0) by other calls than the plain sendto of "udp":
+		// connect then write; sendmmsg whose first message goes to the
+		// probe's own socket and the second to arg(0); an IPv6 socket to
+		// the IPv4-mapped address; sendto(MSG_FASTOPEN); a raw socket
+		// (CAP_NET_RAW) carrying a UDP header of its own, by sendto or
+		// connect then write.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		return true, otherSends(op, a)
 	case "reuseport-accept":
 		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
 		// with 4 listeners and wait (5s) for a connection on any: one
@@ -321,4 +334,99 @@ func reuseportAccept(a netip.AddrPort) error {
 		}
 	}
 	return fmt.Errorf("poll: nothing readable")
+}
+
+func otherSends(op string, a netip.AddrPort) error {
+	_, sa := sockaddrOf(a)
+	switch op {
+	case "udp-connect-send":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Connect(fd, sa); err != nil {
+			return err
+		}
+		_, err = unix.Write(fd, []byte("x"))
+		return err
+	case "udp-sendmmsg":
+		own, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(own)
+		if err := unix.Bind(own, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		osa, _ := unix.Getsockname(own)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		names := [2]unix.RawSockaddrInet4{
+			{Family: unix.AF_INET, Addr: [4]byte{127, 0, 0, 1}},
+			{Family: unix.AF_INET, Addr: a.Addr().As4()},
+		}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&names[0].Port))[:], uint16(osa.(*unix.SockaddrInet4).Port))
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&names[1].Port))[:], a.Port())
+		data := []byte("x")
+		iov := unix.Iovec{Base: &data[0]}
+		iov.SetLen(1)
+		type mmsghdr struct {
+			hdr unix.Msghdr
+			n   uint32
+			_   [4]byte
+		}
+		var msgs [2]mmsghdr
+		for i := range msgs {
+			msgs[i].hdr.Name = (*byte)(unsafe.Pointer(&names[i]))
+			msgs[i].hdr.Namelen = unix.SizeofSockaddrInet4
+			msgs[i].hdr.Iov = &iov
+			msgs[i].hdr.SetIovlen(1)
+		}
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&msgs[0])), 2, 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		if r != 2 {
+			return fmt.Errorf("sendmmsg sent %d of 2", r)
+		}
+		return nil
+	case "udp6-mapped":
+		fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("x"), 0, &unix.SockaddrInet6{Addr: netip.AddrFrom16(a.Addr().As16()).As16(), Port: int(a.Port())})
+	case "tcp-fastopen":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa)
+	case "raw-udp", "raw-udp-connect":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_UDP)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		pkt := make([]byte, 9)
+		binary.BigEndian.PutUint16(pkt[0:], 9999)
+		binary.BigEndian.PutUint16(pkt[2:], a.Port())
+		binary.BigEndian.PutUint16(pkt[4:], 9)
+		pkt[8] = 'x'
+		if op == "raw-udp" {
+			return unix.Sendto(fd, pkt, 0, &unix.SockaddrInet4{Addr: a.Addr().As4()})
+		}
+		if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: a.Addr().As4()}); err != nil {
+			return err
+		}
+		_, err = unix.Write(fd, pkt)
+		return err
+	}
+	return fmt.Errorf("unknown op %s", op)
 }
