@@ -265,3 +265,31 @@ func TestNet5OtherSends(t *testing.T) {
 		}
 	}
 }
+
+// TestNet5Nested: a wrun inside a network=loopback sandbox, asked for
+// network=on, does not widen it: it narrows to the enclosing grant and,
+// unable to hold network=loopback nested, refuses (125); with
+// --best-effort its command's connect to a host service (TCP and UDP) is
+// refused. Control: the same inner wrun outside reaches it.
+func TestNet5Nested(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	srv := listenTCPOutside(t, "127.0.0.1:0")
+	udp := listenUDPOutside(t, "127.0.0.1:0")
+	inner := []string{bins.wrun, "--best-effort", "--grant", "verify,network=on", "--", bins.probe}
+	if r := run(t, o, append(inner, "tcp-raw", srv.addr.String())...); strings.TrimSpace(r.stdout) != "ok" || !srv.reached() {
+		t.Fatalf("control: inner wrun alone: %s", r)
+	}
+	outer := []string{"--grant", "verify,network=loopback", "--"}
+	if r := wrun(t, o, append(outer, bins.wrun, "--grant", "verify,network=on", "--", bins.probe, "tcp-raw", srv.addr.String())...); r.code != 125 || srv.reached() {
+		t.Errorf("a nested wrun without --best-effort: %s", r)
+	}
+	r := wrun(t, o, append(append(outer, inner...), "tcp-raw", srv.addr.String())...)
+	if strings.TrimSpace(r.stdout) == "ok" || srv.reached() {
+		t.Errorf("ESCAPE: a nested wrun with network=on reached the host's TCP service:\n%s", r)
+	}
+	r = wrun(t, o, append(append(outer, inner...), "udp", udp.addr.String())...)
+	if strings.TrimSpace(r.stdout) == "ok" || udp.reached() {
+		t.Errorf("ESCAPE: a nested wrun with network=on reached the host's UDP service:\n%s", r)
+	}
+}
