@@ -293,3 +293,56 @@ func TestNet5Nested(t *testing.T) {
 		t.Errorf("ESCAPE: a nested wrun with network=on reached the host's UDP service:\n%s", r)
 	}
 }
+
+// TestNet5ReuseaddrStealUDP: a host UDP service on 127.0.0.1 with
+// SO_REUSEADDR; the command binds the same address with SO_REUSEADDR
+// (a loopback bind, which wrun performs) and, as the newest socket
+// there, receives the datagrams the host's clients send to the service.
+// Control: bare, the same.
+func TestNet5ReuseaddrStealUDP(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	addr := pc.LocalAddr().String()
+	// stolen runs the probe and, meanwhile, sends datagrams to addr as a
+	// client of the host's service would.
+	stolen := func(argv func() result) result {
+		done := make(chan result, 1)
+		go func() { done <- argv() }()
+		c, err := net.Dial("udp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for {
+			select {
+			case r := <-done:
+				return r
+			case <-time.After(20 * time.Millisecond):
+				c.Write([]byte("secret"))
+			}
+		}
+	}
+	if r := stolen(func() result { return run(t, o, bins.probe, "reuseaddr-udp-recv", addr) }); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("control: bare reuseaddr-udp-recv %s: %s", addr, r)
+	}
+	r := stolen(func() result {
+		return wrun(t, o, "--grant", "verify,network=loopback", "--", bins.probe, "reuseaddr-udp-recv", addr)
+	})
+	if strings.TrimSpace(r.stdout) == "ok" {
+		t.Errorf("ESCAPE: under network=loopback the command bound the host UDP service's address %s beside it (SO_REUSEADDR) and received a datagram a host client sent the service:\n%s", addr, r)
+	}
+}

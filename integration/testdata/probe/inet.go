@@ -135,6 +135,30 @@ func doInet(op string, args []string) (ok bool, err error) {
 			return true, err
 		}
 		return true, otherSends(op, a)
+	case "reuseaddr-udp-recv":
+		// Bind a UDP socket with SO_REUSEADDR to HOST:PORT arg(0), where
+		// the test's own socket (also SO_REUSEADDR) is, and wait (5s)
+		// for a datagram meant for it.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		fam, sa := sockaddrOf(a)
+		fd, err := unix.Socket(fam, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return true, err
+		}
+		defer unix.Close(fd)
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return true, err
+		}
+		if err := unix.Bind(fd, sa); err != nil {
+			return true, fmt.Errorf("bind: %w", err)
+		}
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
+		b := make([]byte, 16)
+		_, _, err = unix.Recvfrom(fd, b, 0)
+		return true, err
 	case "reuseport-accept":
 		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
 		// with 4 listeners and wait (5s) for a connection on any: one
