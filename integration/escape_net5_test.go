@@ -3,8 +3,10 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -344,5 +346,68 @@ func TestNet5ReuseaddrStealUDP(t *testing.T) {
 	})
 	if strings.TrimSpace(r.stdout) == "ok" {
 		t.Errorf("ESCAPE: under network=loopback the command bound the host UDP service's address %s beside it (SO_REUSEADDR) and received a datagram a host client sent the service:\n%s", addr, r)
+	}
+}
+
+// TestNet5ReuseportLate: the command binds a loopback port, sets
+// SO_REUSEPORT after the bind and listens; a host service that starts
+// later on that port with SO_REUSEPORT (same user) joins the command's
+// group, and the command takes connections the host's clients make to
+// it. Under network=loopback the host's listen must fail or the command
+// must take none. Control: bare, it takes one.
+func TestNet5ReuseportLate(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	try := func(argv ...string) (joined, stolen bool, out string) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = o.dir
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		br := bufio.NewReader(stdout)
+		line, _ := br.ReadString('\n')
+		addr := "127.0.0.1:" + strings.TrimSpace(line)
+		lc := net.ListenConfig{Control: reuseportCtl}
+		ln, err := lc.Listen(context.Background(), "tcp", addr)
+		if err != nil {
+			return false, false, line + err.Error()
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("H"))
+				c.Close()
+			}
+		}()
+		for i := 0; i < 200 && !stolen; i++ {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				break
+			}
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			b := make([]byte, 1)
+			if n, _ := c.Read(b); n == 1 && b[0] == 'S' {
+				stolen = true
+			}
+			c.Close()
+		}
+		return true, stolen, line + stderr.String()
+	}
+	if joined, stolen, out := try(bins.probe, "reuseport-late"); !joined || !stolen {
+		t.Fatalf("control: bare, joined %v stolen %v: %s", joined, stolen, out)
+	}
+	if _, stolen, out := try(bins.wrun, "--grant", "verify,network=loopback", "--", bins.probe, "reuseport-late"); stolen {
+		t.Errorf("ESCAPE: under network=loopback a host service starting on the command's port with SO_REUSEPORT shared its connections with the command: %s", out)
 	}
 }

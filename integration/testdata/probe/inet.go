@@ -159,6 +159,38 @@ func doInet(op string, args []string) (ok bool, err error) {
 		b := make([]byte, 16)
 		_, _, err = unix.Recvfrom(fd, b, 0)
 		return true, err
+	case "reuseport-late":
+		// A TCP listener on 127.0.0.1:0 that sets SO_REUSEPORT after its
+		// bind; it prints its port and waits (5s) for a connection,
+		// answered "S": a host service starting later on that port with
+		// SO_REUSEPORT would share its connections with it.
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return true, err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return true, err
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return true, err
+		}
+		if err := unix.Listen(fd, 128); err != nil {
+			return true, err
+		}
+		sa, _ := unix.Getsockname(fd)
+		fmt.Println(sa.(*unix.SockaddrInet4).Port)
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(p, 5000); err != nil || n == 0 {
+			return true, fmt.Errorf("no connection came (%v)", err)
+		}
+		s, _, err := unix.Accept(fd)
+		if err != nil {
+			return true, err
+		}
+		_, err = unix.Write(s, []byte("S"))
+		unix.Close(s)
+		return true, err
 	case "reuseport-accept":
 		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
 		// with 4 listeners and wait (5s) for a connection on any: one
