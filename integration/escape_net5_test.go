@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"net/netip"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -409,5 +410,55 @@ func TestNet5ReuseportLate(t *testing.T) {
 	}
 	if _, stolen, out := try(bins.wrun, "--grant", "verify,network=loopback", "--", bins.probe, "reuseport-late"); stolen {
 		t.Errorf("ESCAPE: under network=loopback a host service starting on the command's port with SO_REUSEPORT shared its connections with the command: %s", out)
+	}
+}
+
+// TestNet5HostsDirect: under network=hosts, an address of this machine
+// that is not loopback (standing for a resolver or a remote host), even
+// named by --allow-host, is reached only through the proxy: a direct UDP
+// datagram (DNS to an outside resolver) or TCP connect is refused.
+// Control: bare, both reach it.
+func TestNet5HostsDirect(t *testing.T) {
+	requireHosts(t)
+	ip := localNonLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	udp := listenUDPOutside(t, "0.0.0.0:0")
+	tcp := listenTCPOutside(t, "0.0.0.0:0")
+	uaddr := netip.AddrPortFrom(ip, udp.addr.Port()).String()
+	taddr := netip.AddrPortFrom(ip, tcp.addr.Port()).String()
+	if got := bare(t, o, "udp", uaddr); got != "ok" || !udp.reached() {
+		t.Fatalf("control: bare udp %s: %s", uaddr, got)
+	}
+	if got := bare(t, o, "tcp-raw", taddr); got != "ok" || !tcp.reached() {
+		t.Fatalf("control: bare tcp-raw %s: %s", taddr, got)
+	}
+	for _, c := range []struct {
+		op, addr string
+		reached  func() bool
+	}{{"udp", uaddr, udp.reached}, {"udp-connect-send", uaddr, udp.reached}, {"tcp-raw", taddr, tcp.reached}, {"tcp-fastopen", taddr, tcp.reached}} {
+		r := wrun(t, o, "--grant", "verify,network=hosts", "--allow-host", c.addr, "--", bins.probe, c.op, c.addr)
+		if strings.TrimSpace(r.stdout) == "ok" || c.reached() {
+			t.Errorf("ESCAPE: %s %s under network=hosts with --allow-host %s went direct:\n%s", c.op, c.addr, c.addr, r)
+		}
+	}
+}
+
+// TestNet5BindForms: a bind that would take every IPv4 address in
+// disguise (the IPv4-mapped unspecified address on an IPv6 socket) is
+// refused; mapped loopback ones are allowed. Control: bare, each binds.
+func TestNet5BindForms(t *testing.T) {
+	requireLoopback(t)
+	o := runOpts{dir: workspace(t)}
+	for _, tc := range []struct{ addr, want string }{
+		{"[::ffff:0.0.0.0]:0", "EACCES"},
+		{"[::ffff:127.0.0.1]:0", "ok"},
+		{"[::ffff:127.1.2.3]:0", "ok"},
+	} {
+		if got := bare(t, o, "bind", tc.addr); got != "ok" {
+			t.Errorf("control: bare bind %s: %s", tc.addr, got)
+		}
+		if got := probe(t, o, "verify,network=loopback", "bind", tc.addr); !strings.Contains(got, tc.want) {
+			t.Errorf("bind %s under network=loopback: %s, want %s", tc.addr, got, tc.want)
+		}
 	}
 }
