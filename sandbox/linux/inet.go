@@ -375,7 +375,27 @@ func unixRightsOf(fds []int) []byte {
 
 // inetBind binds the command's socket to addr (a loopback address) and
 // records it as the sandbox's.
+//
+// It binds without the options that share a port with a socket already
+// there, so that a port held outside the sandbox is EADDRINUSE:
+// SO_REUSEPORT (it joins a host listener's group, so that the kernel
+// hands the command some of the connections the host's clients make, and
+// sock_diag, asked from no source, may name the command's member while a
+// real connect reaches the host's; the filter refuses setting it, this
+// clears one the socket came with) and SO_REUSEADDR on a datagram socket
+// (the newest socket at a shared UDP address receives its datagrams).
+// Both are cleared on the command's socket for good.
 func (s *supervisor) inetBind(sc *sockCall, addr []byte) (int, unix.Errno) {
+	if err := unix.SetsockoptInt(sc.sock, unix.SOL_SOCKET, unix.SO_REUSEPORT, 0); err != nil {
+		return -1, errnoOf(err)
+	}
+	if t, err := unix.GetsockoptInt(sc.sock, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
+		return -1, errnoOf(err)
+	} else if t == unix.SOCK_DGRAM {
+		if err := unix.SetsockoptInt(sc.sock, unix.SOL_SOCKET, unix.SO_REUSEADDR, 0); err != nil {
+			return -1, errnoOf(err)
+		}
+	}
 	var ret int
 	var errno unix.Errno
 	if !s.perform(sc.c, func() { ret, errno = sockaddrCall(unix.SYS_BIND, sc.sock, addr) }) {

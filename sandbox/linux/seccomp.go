@@ -452,6 +452,15 @@ func filterRules(s seccompSpec) map[uint32]rule {
 		set(ret(retNotify), unix.SYS_CONNECT, unix.SYS_BIND, unix.SYS_SENDMSG, unix.SYS_SENDMMSG)
 		if s.Inet {
 			rules[unix.SYS_LISTEN] = ret(retNotify)
+			// SO_REUSEPORT shares a port with a socket of the same user
+			// outside the sandbox, whenever either binds or listens:
+			// the kernel then spreads the host service's connections
+			// (and the command's to it) over both, whatever sock_diag
+			// named. Refused; level and name are ints, so the low 32
+			// bits are what the kernel reads.
+			rules[unix.SYS_SETSOCKOPT] = newAsm().arg(1).eq(unix.SOL_SOCKET, "sol").ret(retAllow).
+				at("sol").arg(2).eq(unix.SO_REUSEPORT, "deny").ret(retAllow).
+				at("deny").ret(retEPERM).rule()
 		}
 	}
 	if s.DenyPlant {

@@ -393,6 +393,26 @@ func TestSeccompMediate(t *testing.T) {
 			t.Errorf("sendto(address %#x): %s, want %s", tt.addr, retName(got), retName(tt.want))
 		}
 	}
+	// SO_REUSEPORT is refused under the IP mediation (high bits of level
+	// and name ignored, as the kernel does); other options are not.
+	inet := seccompSpec{Mediate: true, Sockets: true, Inet: true}
+	for _, tt := range []struct {
+		name       string
+		level, opt uint64
+		spec       seccompSpec
+		want       uint32
+	}{
+		{"SO_REUSEPORT", unix.SOL_SOCKET, unix.SO_REUSEPORT, inet, retEPERM},
+		{"SO_REUSEPORT, high bits", 1<<32 | unix.SOL_SOCKET, 1<<32 | unix.SO_REUSEPORT, inet, retEPERM},
+		{"SO_REUSEADDR", unix.SOL_SOCKET, unix.SO_REUSEADDR, inet, retAllow},
+		{"TCP_NODELAY", unix.IPPROTO_TCP, unix.TCP_NODELAY, inet, retAllow},
+		{"IPPROTO_TCP option 15", unix.IPPROTO_TCP, unix.SO_REUSEPORT, inet, retAllow},
+		{"SO_REUSEPORT without the IP mediation", unix.SOL_SOCKET, unix.SO_REUSEPORT, sock, retAllow},
+	} {
+		if got := runFilter(t, tt.spec, data(unix.SYS_SETSOCKOPT, 3, tt.level, tt.opt, 0x1000, 4)); got != tt.want {
+			t.Errorf("setsockopt(%s): %s, want %s", tt.name, retName(got), retName(tt.want))
+		}
+	}
 }
 
 // TestSeccompSignals: the calls that name wrun's process or the launch

@@ -109,8 +109,163 @@ func doInet(op string, args []string) (ok bool, err error) {
 			return true, err
 		}
 		return true, connectTo(a, true)
+	case "reuseport-tcp", "reuseport-udp":
+		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
+		// with sockets of the probe's own, then connect (send) there
+		// many times: the kernel spreads connections over the group by a
+		// hash of the source address. reuseport-tcp succeeds when a
+		// connection reads "H" (the test's listener writes it; the
+		// probe's own never accept); reuseport-udp when its datagrams
+		// were sent (the test counts what its socket got).
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		return true, reuseportJoin(a, op == "reuseport-udp")
+	case "udp-connect-send", "udp-sendmmsg", "udp6-mapped", "tcp-fastopen", "raw-udp", "raw-udp-connect":
+		// Datagrams (or a TCP fast-open SYN with data) to the IPv4
+		// HOST:PORT arg(0) by other calls than the plain sendto of "udp":
+		// connect then write; sendmmsg whose first message goes to the
+		// probe's own socket and the second to arg(0); an IPv6 socket to
+		// the IPv4-mapped address; sendto(MSG_FASTOPEN); a raw socket
+		// (CAP_NET_RAW) carrying a UDP header of its own, by sendto or
+		// connect then write.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		return true, otherSends(op, a)
+	case "reuseaddr-udp-recv":
+		// Bind a UDP socket with SO_REUSEADDR to HOST:PORT arg(0), where
+		// the test's own socket (also SO_REUSEADDR) is, and wait (5s)
+		// for a datagram meant for it.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		fam, sa := sockaddrOf(a)
+		fd, err := unix.Socket(fam, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return true, err
+		}
+		defer unix.Close(fd)
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return true, err
+		}
+		if err := unix.Bind(fd, sa); err != nil {
+			return true, fmt.Errorf("bind: %w", err)
+		}
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
+		b := make([]byte, 16)
+		_, _, err = unix.Recvfrom(fd, b, 0)
+		return true, err
+	case "reuseport-late":
+		// A TCP listener on 127.0.0.1:0 that sets SO_REUSEPORT after its
+		// bind; it prints its port and waits (5s) for a connection,
+		// answered "S": a host service starting later on that port with
+		// SO_REUSEPORT would share its connections with it.
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return true, err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return true, err
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return true, err
+		}
+		if err := unix.Listen(fd, 128); err != nil {
+			return true, err
+		}
+		sa, _ := unix.Getsockname(fd)
+		fmt.Println(sa.(*unix.SockaddrInet4).Port)
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(p, 5000); err != nil || n == 0 {
+			return true, fmt.Errorf("no connection came (%v)", err)
+		}
+		s, _, err := unix.Accept(fd)
+		if err != nil {
+			return true, err
+		}
+		_, err = unix.Write(s, []byte("S"))
+		unix.Close(s)
+		return true, err
+	case "reuseport-accept":
+		// Join the SO_REUSEPORT group of a listener at HOST:PORT arg(0)
+		// with 4 listeners and wait (5s) for a connection on any: one
+		// accepted is answered "S" and the probe succeeds.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		return true, reuseportAccept(a)
 	}
 	return false, nil
+}
+
+func reuseportJoin(a netip.AddrPort, udp bool) error {
+	fam, sa := sockaddrOf(a)
+	typ := unix.SOCK_STREAM
+	if udp {
+		typ = unix.SOCK_DGRAM
+	}
+	var last error
+	for round := 0; round < 8; round++ {
+		// One more socket in the group each round.
+		g, err := unix.Socket(fam, typ, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(g)
+		if err := unix.SetsockoptInt(g, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return err
+		}
+		if err := unix.Bind(g, sa); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		if !udp {
+			if err := unix.Listen(g, 128); err != nil {
+				return err
+			}
+		}
+		sent := 0
+		for i := 0; i < 20; i++ {
+			c, err := unix.Socket(fam, typ, 0)
+			if err != nil {
+				return err
+			}
+			if udp {
+				err = unix.Sendto(c, []byte("x"), 0, sa)
+				unix.Close(c)
+				if err != nil {
+					last = err
+					break
+				}
+				sent++
+				continue
+			}
+			if err := unix.Connect(c, sa); err != nil {
+				unix.Close(c)
+				last = err
+				break
+			}
+			_ = unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 100000})
+			b := make([]byte, 1)
+			n, _ := unix.Read(c, b)
+			unix.Close(c)
+			if n == 1 && b[0] == 'H' {
+				return nil
+			}
+		}
+		if udp && sent == 20 {
+			return nil
+		}
+	}
+	if last == nil {
+		last = fmt.Errorf("never reached the listener at %s", a)
+	}
+	return last
 }
 
 func sockaddrOf(a netip.AddrPort) (int, unix.Sockaddr) {
@@ -194,4 +349,140 @@ func onLoopback(fd int) error {
 		return fmt.Errorf("bound to %s, not loopback", a)
 	}
 	return nil
+}
+
+func reuseportAccept(a netip.AddrPort) error {
+	fam, sa := sockaddrOf(a)
+	var fds []unix.PollFd
+	for i := 0; i < 4; i++ {
+		g, err := unix.Socket(fam, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(g)
+		if err := unix.SetsockoptInt(g, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return err
+		}
+		if err := unix.Bind(g, sa); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		if err := unix.Listen(g, 128); err != nil {
+			return err
+		}
+		fds = append(fds, unix.PollFd{Fd: int32(g), Events: unix.POLLIN})
+	}
+	n, err := unix.Poll(fds, 5000)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no connection came")
+	}
+	for _, p := range fds {
+		if p.Revents&unix.POLLIN != 0 {
+			s, _, err := unix.Accept(int(p.Fd))
+			if err != nil {
+				return err
+			}
+			_, err = unix.Write(s, []byte("S"))
+			unix.Close(s)
+			return err
+		}
+	}
+	return fmt.Errorf("poll: nothing readable")
+}
+
+func otherSends(op string, a netip.AddrPort) error {
+	_, sa := sockaddrOf(a)
+	switch op {
+	case "udp-connect-send":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Connect(fd, sa); err != nil {
+			return err
+		}
+		_, err = unix.Write(fd, []byte("x"))
+		return err
+	case "udp-sendmmsg":
+		own, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(own)
+		if err := unix.Bind(own, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		osa, _ := unix.Getsockname(own)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		names := [2]unix.RawSockaddrInet4{
+			{Family: unix.AF_INET, Addr: [4]byte{127, 0, 0, 1}},
+			{Family: unix.AF_INET, Addr: a.Addr().As4()},
+		}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&names[0].Port))[:], uint16(osa.(*unix.SockaddrInet4).Port))
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&names[1].Port))[:], a.Port())
+		data := []byte("x")
+		iov := unix.Iovec{Base: &data[0]}
+		iov.SetLen(1)
+		type mmsghdr struct {
+			hdr unix.Msghdr
+			n   uint32
+			_   [4]byte
+		}
+		var msgs [2]mmsghdr
+		for i := range msgs {
+			msgs[i].hdr.Name = (*byte)(unsafe.Pointer(&names[i]))
+			msgs[i].hdr.Namelen = unix.SizeofSockaddrInet4
+			msgs[i].hdr.Iov = &iov
+			msgs[i].hdr.SetIovlen(1)
+		}
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&msgs[0])), 2, 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		if r != 2 {
+			return fmt.Errorf("sendmmsg sent %d of 2", r)
+		}
+		return nil
+	case "udp6-mapped":
+		fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("x"), 0, &unix.SockaddrInet6{Addr: netip.AddrFrom16(a.Addr().As16()).As16(), Port: int(a.Port())})
+	case "tcp-fastopen":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa)
+	case "raw-udp", "raw-udp-connect":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_UDP)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		pkt := make([]byte, 9)
+		binary.BigEndian.PutUint16(pkt[0:], 9999)
+		binary.BigEndian.PutUint16(pkt[2:], a.Port())
+		binary.BigEndian.PutUint16(pkt[4:], 9)
+		pkt[8] = 'x'
+		if op == "raw-udp" {
+			return unix.Sendto(fd, pkt, 0, &unix.SockaddrInet4{Addr: a.Addr().As4()})
+		}
+		if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: a.Addr().As4()}); err != nil {
+			return err
+		}
+		_, err = unix.Write(fd, pkt)
+		return err
+	}
+	return fmt.Errorf("unknown op %s", op)
 }
