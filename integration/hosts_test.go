@@ -25,6 +25,7 @@ import (
 // refuses it, after asserting wrun refuses it there.
 func requireHosts(t *testing.T) {
 	t.Helper()
+	requireABI(t, 1)
 	requireTool(t, "curl")
 	f := matrixFeatures(runOpts{})
 	g, err := grant.Parse("verify,network=hosts")

@@ -86,6 +86,7 @@ func (s *outsideUDP) reached() bool {
 // running it as something else.
 func requireLoopback(t *testing.T) {
 	t.Helper()
+	requireABI(t, 1)
 	f := matrixFeatures(runOpts{})
 	g, err := grant.Parse("verify,network=loopback")
 	if err != nil {
