@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wrun-dev/wrun/internal/quote"
@@ -266,4 +267,25 @@ func (r *Request) JSON() ([]byte, error) {
 		return nil, fmt.Errorf("encoding the escalation request: %w", err)
 	}
 	return quote.JSON(buf.Bytes()), nil
+}
+
+// One builds the request for the single denial d, its id id ("d3"; its
+// alternatives' ids start with it): what a denial event carries and what
+// an approver asked while the call waits (run's --on-denial=hold) is
+// asked about. Nil when id is empty.
+func (a *Analyzer) One(run Run, d sandbox.Denial, id string) *Request {
+	if id == "" {
+		return nil
+	}
+	req := a.request(run, []sandbox.Denial{d})
+	if req == nil {
+		return nil
+	}
+	act := &req.Denials[0]
+	old := act.ID
+	act.ID = id
+	for i := range act.Alternatives {
+		act.Alternatives[i].ID = id + strings.TrimPrefix(act.Alternatives[i].ID, old)
+	}
+	return req
 }

@@ -81,6 +81,13 @@ const (
 	// Retry asks, then reruns the command once with the approved
 	// widening.
 	Retry OnDenial = "retry"
+	// Hold holds, while the command runs, each call the supervisor sees
+	// that the kernel would refuse and wrun can perform (a write or
+	// create beyond the write scope), and asks over Config.Control; an
+	// approved --allow-write is performed by wrun for the rest of the run
+	// (sandbox.Options.Hold). What it cannot hold is reported. Linux only,
+	// where the exact observer runs.
+	Hold OnDenial = "hold"
 )
 
 // Config is one sandboxed run of a command.
@@ -147,13 +154,26 @@ type Config struct {
 	// overlaps with the caller's own work; the first attempt hides what
 	// it found. Nil: Run starts it as it begins. A retry searches again.
 	Search *policy.PrivateSearch
+	// Events, if set, is told what happens while the command runs: its
+	// start, each denial as it happens, each held call and its answer
+	// (--events-fd). The caller ends it (Events.Exited) with the summary.
+	Events *Events
+	// Control is the channel Hold asks on (--control-fd).
+	Control *Control
 }
 
 func (c *Config) check() error {
 	switch c.OnDenial {
 	case "", Report, Ask, Retry:
+	case Hold:
+		if c.Control == nil {
+			return fmt.Errorf("on denial %s needs a control channel to ask on", Hold)
+		}
+		if c.KeepBackground {
+			return fmt.Errorf("on denial %s and keeping background processes: not supported", Hold)
+		}
 	default:
-		return fmt.Errorf("on denial %q: want %s, %s or %s", c.OnDenial, Report, Ask, Retry)
+		return fmt.Errorf("on denial %q: want %s, %s, %s or %s", c.OnDenial, Report, Ask, Retry, Hold)
 	}
 	if len(c.Argv) == 0 {
 		return fmt.Errorf("no command to run")

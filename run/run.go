@@ -260,7 +260,7 @@ func Run(cfg Config) (Summary, error) {
 	}
 	call1(cfg.Hooks.Ran, &sum)
 
-	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report {
+	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report || cfg.OnDenial == Hold {
 		return sum, nil
 	}
 	ceiling := b.Ceiling
@@ -596,11 +596,23 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	if px != nil {
 		opts.Proxy = px
 	}
+	var lv *live
+	if cfg.Events != nil || cfg.OnDenial == Hold {
+		lv = &live{ev: cfg.Events, grant: g, runID: cfg.RunID, ids: map[string]string{}}
+		opts.Denied = lv.denied
+		if cfg.OnDenial == Hold {
+			lv.ctl = cfg.Control
+			opts.Hold = lv.hold
+		}
+	}
 	pl, err := platform.Prepare(p, opts)
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
 	out.rep = pl.Report()
+	if cfg.OnDenial == Hold && !out.rep.Observer {
+		return failed(ExitFailed, fmt.Errorf("--on-denial=hold needs wrun to see the command's calls before the kernel decides them (seccomp user notification, Linux), which this run does not (%s; --observe off and a nested wrun have no observer either): use --on-denial=retry", out.rep.Summary))
+	}
 	call1(cfg.Hooks.Planned, out.rep)
 	sess, err := verify.Prepare(p.Prepare)
 	if err != nil {
@@ -639,6 +651,21 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			c.Stderr = pw
 			defer pw.Close()
 		}
+	}
+	if lv != nil {
+		a, err := escalate.New(p, analyzerFacts(cfg, &out, h, g, o, c.Argv, &ceiling))
+		if err != nil {
+			sess.Finish(p.Finish, true)
+			return failed(ExitFailed, fmt.Errorf("analysing denials: %w", err))
+		}
+		lv.a, lv.deg = a, out.rep.Degraded
+		lv.ceiling = ceiling
+		lv.ceiling.Guarded = a.Guarded()
+		if lv.ctl != nil {
+			lv.ctl.decide, lv.ctl.answered = lv.decide, lv.answered
+			lv.ctl.start()
+		}
+		cfg.Events.Started(g.String(), platform.Name(), out.rep.Degraded)
 	}
 	res, err := pl.Run(c)
 	out.stderrOpen = true
@@ -696,16 +723,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		// computes verify's scope again) to make.
 		return out
 	}
-	prot := escalate.ProtectCarved
-	if out.rep.Mediated {
-		prot = escalate.ProtectExact
-	}
-	a, err := escalate.New(p, escalate.Facts{
-		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
-		Ceiling: &ceiling, Argv: c.Argv, Flags: cfg.Flags, RoleFlags: cfg.RoleFlags, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
-		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
-		WriteScope:  verify.WorktreeScope(policy.VerifyInput(g, h, o)),
-	})
+	a, err := escalate.New(p, analyzerFacts(cfg, &out, h, g, o, c.Argv, &ceiling))
 	if err != nil {
 		out.res.Warnings = append(out.res.Warnings, "analysing denials: "+err.Error())
 		return out
@@ -737,6 +755,20 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	out.sorted = a.Sort(escalate.Run{RunID: cfg.RunID, Time: time.Now(), ExitCode: out.code, Degraded: out.rep.Degraded, Reported: reported}, denials)
 	out.req = out.sorted.Request
 	return out
+}
+
+// analyzerFacts are the facts the analysis of an attempt's denials needs.
+func analyzerFacts(cfg *Config, out *outcome, h policy.Host, g grant.Grant, o policy.Options, argv []string, ceiling *escalate.Ceiling) escalate.Facts {
+	prot := escalate.ProtectCarved
+	if out.rep.Mediated {
+		prot = escalate.ProtectExact
+	}
+	return escalate.Facts{
+		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
+		Ceiling: ceiling, Argv: argv, Flags: cfg.Flags, RoleFlags: cfg.RoleFlags, Exists: func(path string) bool { _, err := os.Lstat(path); return err == nil },
+		VerifyScope: verify.Compute(policy.VerifyInput(g, h, o)).Writable,
+		WriteScope:  verify.WorktreeScope(policy.VerifyInput(g, h, o)),
+	}
 }
 
 // holdState holds the run's key of wrun's private state (the build caches

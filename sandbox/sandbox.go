@@ -30,6 +30,19 @@ type Options struct {
 	// address beyond the sandbox's own sockets and --allow-host ones that
 	// the command's TCP connects may reach. Nil without network=hosts.
 	Proxy Proxy
+	// Denied, if set, is told of each distinct denial the exact observer
+	// records, as it records it (a repeat is only counted). It runs on
+	// the supervisor's thread: it must not block.
+	Denied func(Denial)
+	// Hold, if set, is asked about each call the supervisor sees that the
+	// kernel would refuse and that wrun can perform instead (a write or
+	// create beyond the write scope: see Holdable): the call waits until
+	// Hold returns. An approved directory (an --allow-write inside the
+	// ceiling) widens the rest of the run: wrun performs the call, and
+	// every later one beneath the directory, as the command; ok false
+	// fails the call as the kernel would have, and it is recorded as a
+	// denial. Hold must return within a bound of its own (a timeout).
+	Hold func(Denial) (allowWrite string, ok bool)
 }
 
 // Proxy is what the mediation needs of wrun's proxy: where it listens,

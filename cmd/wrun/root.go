@@ -180,9 +180,12 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 			}
 			rf.noObserve = observe == "off"
 			switch rf.onDenial {
-			case "report", "ask", "retry":
+			case "report", "ask", "retry", "hold":
 			default:
-				return &usageError{fmt.Sprintf("--on-denial=%q: want report, ask or retry", rf.onDenial)}
+				return &usageError{fmt.Sprintf("--on-denial=%q: want report, ask, retry or hold", rf.onDenial)}
+			}
+			if err := checkLiveFlags(rf, stdin, stdout, stderr); err != nil {
+				return err
 			}
 			if rf.killAfter < 0 {
 				return &usageError{fmt.Sprintf("--kill-after=%s: want a duration of 0 or more, e.g. 10s", rf.killAfter)}
@@ -229,9 +232,12 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.BoolVar(&rf.keepBackground, "keep-background", false, "leave processes the command started in the background running after it exits (default: wrun ends them)")
 	fl.StringVar(&observe, "observe", "on", "on: report exactly what the sandbox denied (seccomp user notification); off: infer it from the command's stderr")
 	fl.StringVar(&rf.escalationFile, "escalation-file", "", "when something was denied, write the escalation request (JSON) to `PATH`")
-	fl.StringVar(&rf.onDenial, "on-denial", "report", "report: say what was denied and what to do instead; ask: also ask for approval (terminal or --approver); retry: ask, then rerun once with the approved widening")
+	fl.StringVar(&rf.onDenial, "on-denial", "report", "report: say what was denied and what to do instead; ask: also ask for approval (terminal or --approver); retry: ask, then rerun once with the approved widening; hold: hold a write or create the grant withholds while the command runs, ask on --control-fd, and perform it if approved (Linux)")
 	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
 	fl.IntVar(&rf.jsonFD, "json-fd", 0, "write the run's JSON summary alone to descriptor `N` (opened for wrun, e.g. 3>summary.json; never passed to the command); stderr keeps the human lines")
+	fl.IntVar(&rf.eventsFD, "events-fd", 0, "write JSON lines to descriptor `N` while the command runs (started, each denial as it happens, held calls and their answers, exited with the summary); never passed to the command")
+	fl.IntVar(&rf.controlFD, "control-fd", 0, "with --on-denial=hold: ask and read answers on socket descriptor `N` (JSON lines both ways; docs/harness.md); never passed to the command")
+	fl.DurationVar(&rf.holdTimeout, "hold-timeout", run.DefaultHoldTimeout, "with --on-denial=hold: how long a held call waits for its answer (`DURATION`), then fails as denied")
 	fl.DurationVar(&rf.approverTimeout, "approver-timeout", run.DefaultApproverTimeout, "give the --approver command this `DURATION` to answer, then kill its process group and take it as a denial")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")
 	fl.BoolVar(&rf.retrySafe, "retry-safe", false, "the command may be rerun without asking (with --on-denial=retry)")

@@ -6,9 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/wrun-dev/wrun/config"
 	"github.com/wrun-dev/wrun/escalate"
@@ -33,6 +36,9 @@ type runFlags struct {
 	verbose         bool
 	killAfter       time.Duration
 	jsonFD          int
+	eventsFD        int
+	controlFD       int
+	holdTimeout     time.Duration
 	role, model     string
 	thinking        string
 	receiptFile     string
@@ -174,7 +180,19 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 			ran(s)
 		}
 	}
+	if rf.eventsFD > 0 {
+		cfg.Events = run.NewEvents(os.NewFile(uintptr(rf.eventsFD), "events-fd"), id)
+	}
+	if rf.controlFD > 0 {
+		cfg.Control = run.NewControl(os.NewFile(uintptr(rf.controlFD), "control-fd"), id, rf.holdTimeout)
+		defer cfg.Control.Close()
+	}
 	sum, err := run.Run(cfg)
+	if cfg.Control != nil {
+		if why := cfg.Control.Broken(); why != "" && why != "the run ended" {
+			sum.Warnings = append(sum.Warnings, "the control channel: "+why)
+		}
+	}
 	if sum.Linger == nil {
 		held.Release() // the run is over: its directories are free
 	}
@@ -200,6 +218,7 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", errText(err))
 	}
+	cfg.Events.Exited(sum.Stamp())
 	code := sum.Status()
 	keep.send(code)
 	if sum.Linger != nil {
@@ -215,6 +234,9 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 // descriptor, as --json asks, or in a line) and exits 125.
 func refuse(pf *policyFlags, rf runFlags, stderr *os.File, id, msg string) error {
 	sum := run.Summary{RunID: id, ExitCode: run.ExitFailed, Error: msg}
+	if rf.eventsFD > 0 {
+		run.NewEvents(os.NewFile(uintptr(rf.eventsFD), "events-fd"), id).Exited(sum.Stamp())
+	}
 	switch {
 	case rf.jsonFD > 0:
 		f := os.NewFile(uintptr(rf.jsonFD), "json-fd")
@@ -442,4 +464,63 @@ func roleFlags(rf runFlags) []string {
 		}
 	}
 	return out
+}
+
+// checkLiveFlags checks --events-fd, --control-fd and --on-denial=hold
+// before anything runs: each descriptor must be one wrun inherited open,
+// above 2, not the same file as a standard stream the command gets, and
+// not another of wrun's channels; the control channel must be a socket
+// (it is read and written).
+func checkLiveFlags(rf runFlags, stdin, stdout, stderr *os.File) error {
+	check := func(flag string, fd int, others map[string]int) error {
+		if fd == 0 {
+			return nil
+		}
+		if fd < 3 {
+			return &usageError{fmt.Sprintf("%s=%d: want a descriptor above 2 that wrun inherited open", flag, fd)}
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return &usageError{fmt.Sprintf("%s=%d: not an open descriptor of wrun (%v)", flag, fd, err)}
+		}
+		if name := sharedWithCommand(fd, stdin, stdout, stderr); name != "" {
+			return &usageError{fmt.Sprintf("%s=%d is the same file as wrun's %s, which the command gets: give it a descriptor of its own", flag, fd, name)}
+		}
+		for other, ofd := range others {
+			if ofd == fd {
+				return &usageError{fmt.Sprintf("%s=%d is also %s: give each its own descriptor", flag, fd, other)}
+			}
+		}
+		return nil
+	}
+	if err := check("--events-fd", rf.eventsFD, map[string]int{"--json-fd": rf.jsonFD}); err != nil {
+		return err
+	}
+	if err := check("--control-fd", rf.controlFD, map[string]int{"--json-fd": rf.jsonFD, "--events-fd": rf.eventsFD}); err != nil {
+		return err
+	}
+	if rf.controlFD > 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(rf.controlFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return &usageError{fmt.Sprintf("--control-fd=%d: not a socket (the channel is read and written: one end of a socketpair)", rf.controlFD)}
+		}
+		// Its reads end when the run does.
+		if err := unix.SetNonblock(rf.controlFD, true); err != nil {
+			return &usageError{fmt.Sprintf("--control-fd=%d: %v", rf.controlFD, err)}
+		}
+	}
+	switch {
+	case rf.onDenial == "hold" && rf.controlFD == 0:
+		return &usageError{"--on-denial=hold needs --control-fd N: the channel it asks on"}
+	case rf.controlFD > 0 && rf.onDenial != "hold":
+		return &usageError{"--control-fd goes with --on-denial=hold"}
+	case rf.onDenial == "hold" && runtime.GOOS != "linux":
+		return &usageError{"--on-denial=hold is Linux only: on macOS the Seatbelt sandbox refuses a call before wrun sees it, so nothing can be held; use --on-denial=retry"}
+	case rf.onDenial == "hold" && rf.approver != "":
+		return &usageError{"--approver goes with --on-denial=ask or retry; --on-denial=hold asks on --control-fd"}
+	case (rf.eventsFD > 0 || rf.controlFD > 0) && rf.keepBackground:
+		return &usageError{"--events-fd and --control-fd do not go with --keep-background yet"}
+	case rf.holdTimeout <= 0:
+		return &usageError{fmt.Sprintf("--hold-timeout=%s: want a positive duration", rf.holdTimeout)}
+	}
+	return nil
 }

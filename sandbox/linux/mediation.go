@@ -174,7 +174,7 @@ func (s *supervisor) openWith(c *notice, spec callSpec, flags uint64, mode uint3
 	}
 	inTree := s.trees.has(e.dirID)
 	if !inTree && !must {
-		s.continueOrPredict(c, op, op.Kind)
+		s.holdOrPredict(c, op, func(p *performers) { s.openHeld(c, p, e, st, exists, flags, mode, op) })
 		return
 	}
 	if op.Kind == "" {
@@ -230,6 +230,42 @@ func (s *supervisor) openWith(c *notice, spec callSpec, flags uint64, mode uint3
 		defer s.structure.Unlock()
 	}
 	if !s.perform(c, run) {
+		return
+	}
+	if oerr != nil {
+		c.answer(-1, errnoOf(oerr))
+		return
+	}
+	c.hold(fd)
+	c.installFD(fd, flags&unix.O_CLOEXEC != 0)
+}
+
+// openHeld performs, on p, an open beneath a directory approved while
+// the command runs (holdOrPredict), as openWith performs one in the
+// directories the mediation watches.
+func (s *supervisor) openHeld(c *notice, p *performers, e entry, st unix.Stat_t, exists bool, flags uint64, mode uint32, op access.Op) {
+	var stp *unix.Stat_t
+	if exists {
+		stp = &st
+	}
+	if _, ok := s.guard.refuses(e, stp); ok {
+		s.refuseProtected(c, op.Kind, e.path(), policy.WriteFile)
+		return
+	}
+	if !exists && mode&modeSetID != 0 {
+		s.refuseSetID(c, op.Kind, e.path(), mode)
+		return
+	}
+	oflags := int(flags&^uint64(unix.O_NOFOLLOW)) | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NOCTTY
+	umask := 0
+	if !exists {
+		umask = c.umask()
+	}
+	var fd int
+	var oerr error
+	if !s.performOn(c, p, func() {
+		s.fs.withUmask(umask, func() { fd, oerr = unix.Openat(e.dir, e.name, oflags, mode) })
+	}) {
 		return
 	}
 	if oerr != nil {
@@ -487,7 +523,28 @@ func (s *supervisor) make(c *notice, spec callSpec) {
 			// of an existing /tmp): no denial to predict.
 			op = access.Op{}
 		}
-		s.continueOrPredict(c, op, op.Kind)
+		s.holdOrPredict(c, op, func(p *performers) {
+			if _, ok := s.guard.refuses(e, nil); ok {
+				s.refuseProtected(c, op.Kind, e.path(), policy.MakeReg)
+				return
+			}
+			if spec.op == opMkdir && mode&unix.S_ISUID != 0 || spec.op == opMknod && mode&modeSetID != 0 {
+				s.refuseSetID(c, op.Kind, e.path(), mode)
+				return
+			}
+			umask := c.umask()
+			var perr error
+			if !s.performOn(c, p, func() {
+				s.fs.withUmask(umask, func() { perr = makeAt(spec.op, e, mode, target, int(args[3])) })
+			}) {
+				return
+			}
+			if perr != nil {
+				c.answer(-1, errnoOf(perr))
+				return
+			}
+			c.answer(0, 0)
+		})
 		return
 	}
 	s.structure.Lock()
@@ -511,16 +568,7 @@ func (s *supervisor) make(c *notice, spec callSpec) {
 	umask := c.umask()
 	var perr error
 	if !s.perform(c, func() {
-		s.fs.withUmask(umask, func() {
-			switch spec.op {
-			case opMkdir:
-				perr = unix.Mkdirat(e.dir, e.name, mode&0o7777)
-			case opMknod:
-				perr = unix.Mknodat(e.dir, e.name, mode, int(args[3]))
-			case opSymlink:
-				perr = unix.Symlinkat(target, e.dir, e.name)
-			}
-		})
+		s.fs.withUmask(umask, func() { perr = makeAt(spec.op, e, mode, target, int(args[3])) })
 	}) {
 		return
 	}
@@ -537,6 +585,20 @@ func (s *supervisor) make(c *notice, spec callSpec) {
 		}
 	}
 	c.answer(0, 0)
+}
+
+// makeAt makes the entry e: a directory, a node (dev) or a symbolic link
+// to target.
+func makeAt(op opKind, e entry, mode uint32, target string, dev int) error {
+	switch op {
+	case opMkdir:
+		return unix.Mkdirat(e.dir, e.name, mode&0o7777)
+	case opMknod:
+		return unix.Mknodat(e.dir, e.name, mode, dev)
+	case opSymlink:
+		return unix.Symlinkat(target, e.dir, e.name)
+	}
+	return unix.ENOSYS
 }
 
 // remove handles unlink, unlinkat and rmdir.
@@ -573,7 +635,30 @@ func (s *supervisor) remove(c *notice, spec callSpec) {
 	}
 	op := access.Op{Kind: kind, Path: e.path(), Dir: dir}
 	if !s.trees.has(e.dirID) {
-		s.continueOrPredict(c, op, kind)
+		s.holdOrPredict(c, op, func(p *performers) {
+			st, exists, _ := e.stat()
+			var stp *unix.Stat_t
+			if exists {
+				stp = &st
+			}
+			if _, ok := s.guard.refuses(e, stp); ok {
+				s.refuseProtected(c, kind, e.path(), policy.RemoveFile)
+				return
+			}
+			flags := 0
+			if dir {
+				flags = unix.AT_REMOVEDIR
+			}
+			var perr error
+			if !s.performOn(c, p, func() { perr = unix.Unlinkat(e.dir, e.name, flags) }) {
+				return
+			}
+			if perr != nil {
+				c.answer(-1, errnoOf(perr))
+				return
+			}
+			c.answer(0, 0)
+		})
 		return
 	}
 	s.structure.Lock()

@@ -89,6 +89,8 @@ type supervisor struct {
 	// perf performs the mediated calls (the writable trees whole), asCmd
 	// those made under the command's own rules (openat2).
 	perf, asCmd *performers
+	// wide are the directories approved while the command runs (hold.go).
+	wide widenings
 	// fs is the performers' file system context, where they share wrun's.
 	fs    *fsContext
 	trees *trees
@@ -216,6 +218,7 @@ func (s *supervisor) stop() ([]sandbox.Denial, int) {
 	unix.Close(s.fd)
 	s.perf.close()
 	s.asCmd.close()
+	s.wide.close()
 	if s.fs.cwd >= 0 {
 		unix.Close(s.fs.cwd)
 	}
@@ -249,12 +252,16 @@ func (s *supervisor) record(c *notice, op, path, addr, right string) {
 		return
 	}
 	prog := c.program()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log.Add(sandbox.Denial{
+	d := sandbox.Denial{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: c.tgid, Program: prog,
 		Op: op, Path: path, Addr: addr, Right: right, Exact: true, Count: 1,
-	})
+	}
+	s.mu.Lock()
+	fresh := s.log.Find(sandbox.DenialKey(d)) == nil && s.log.Add(d)
+	s.mu.Unlock()
+	if fresh && s.pl.Options.Denied != nil {
+		s.pl.Options.Denied(d)
+	}
 }
 
 // recordMissing records what the model found missing for op.

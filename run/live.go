@@ -1,0 +1,84 @@
+package run
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
+)
+
+// live is what one attempt tells the events stream and the control
+// channel while the command runs: each denial as the supervisor records
+// it, each held call's question and its answer.
+type live struct {
+	ev      *Events
+	ctl     *Control
+	a       *escalate.Analyzer
+	ceiling escalate.Ceiling
+	grant   grant.Grant
+	runID   string
+	deg     bool
+
+	mu  sync.Mutex
+	ids map[string]string // denial key -> "d1", "d2", ...
+}
+
+// one is the request for the single denial d, numbered in the order the
+// run's denials were first seen.
+func (l *live) one(d sandbox.Denial) *escalate.Request {
+	l.mu.Lock()
+	key := sandbox.DenialKey(d)
+	id, ok := l.ids[key]
+	if !ok {
+		id = "d" + strconv.Itoa(len(l.ids)+1)
+		l.ids[key] = id
+	}
+	l.mu.Unlock()
+	return l.a.One(escalate.Run{RunID: l.runID, Time: time.Now(), Degraded: l.deg}, d, id)
+}
+
+// denied is sandbox.Options.Denied.
+func (l *live) denied(d sandbox.Denial) {
+	if l.ev == nil {
+		return
+	}
+	if req := l.one(d); req != nil {
+		l.ev.Denial(req.Denials[0])
+	}
+}
+
+// hold is sandbox.Options.Hold: the control channel's question.
+func (l *live) hold(d sandbox.Denial) (string, bool) {
+	return l.ctl.ask(d, func() *escalate.Request { return l.one(d) }, func(q *question) {
+		l.ev.Held(q.id, q.req.Denials[0])
+	})
+}
+
+// decide checks an approval of alternative alt for q as a rerun's would
+// be checked (escalate.Approve: the ceiling and the guards, whatever the
+// harness says), and takes only what can be applied while the command
+// runs: one --allow-write holding the denied path.
+func (l *live) decide(q *question, alt string) (string, error) {
+	w, err := escalate.Approve(q.req, escalate.Decision{Decision: escalate.DecisionApprove, Alternatives: []string{alt}, Scope: escalate.ScopeRun}, l.ceiling)
+	if err != nil {
+		return "", err
+	}
+	if len(w.AllowWrite) != 1 || len(w.AllowRead)+len(w.AllowUnix)+len(w.AllowHost)+len(w.Routes) > 0 || !w.Grant.Equal(l.grant) {
+		return "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-write alternative can): rerun with it", alt)
+	}
+	dir := w.AllowWrite[0]
+	if !policy.Within(q.path, dir) {
+		return "", fmt.Errorf("%s does not hold %s", dir, q.path)
+	}
+	return dir, nil
+}
+
+// answered tells the events stream how q was decided.
+func (l *live) answered(q *question) {
+	l.ev.Answer(q.id, q.ok, q.alt, q.reason)
+}
