@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -460,5 +461,46 @@ func TestHoldRefused(t *testing.T) {
 				t.Errorf("the summary does not report the denial: %s", r.summary)
 			}
 		})
+	}
+}
+
+func TestHoldBounded(t *testing.T) {
+	requireABI(t, 1)
+	ws, out := workspace(t), workspace(t)
+	// 200 writes of distinct files at once, the approver silent: at
+	// most 16 calls are held at once (the rest fail at once, reported),
+	// so at most 16 questions are open at any time.
+	var mu sync.Mutex
+	asks := 0
+	approve := func(ask runpkg.ControlMessage) (*runpkg.ControlMessage, bool) {
+		mu.Lock()
+		asks++
+		mu.Unlock()
+		return nil, false
+	}
+	script := `i=0; while [ $i -lt 200 ]; do (echo x > "$1/f$i" 2>/dev/null) & i=$((i+1)); done; wait; echo done`
+	r := runLive(t, ws, approve, "--hold-timeout", "2s", "--grant", "write", "--", "sh", "-c", script, "sh", out)
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("%s", r.result)
+	}
+	open, most := 0, 0
+	for _, m := range r.control {
+		switch m.Type {
+		case runpkg.ControlAsk:
+			open++
+		case runpkg.ControlDecided:
+			open--
+		}
+		most = max(most, open)
+	}
+	t.Logf("%d asks, at most %d open at once", asks, most)
+	if most > 16 || most == 0 {
+		t.Errorf("at most %d questions open at once, want 1 to 16", most)
+	}
+	if asks >= 200 {
+		t.Errorf("asked %d times: the held calls are not bounded", asks)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("%d files written without an approval", len(entries))
 	}
 }
