@@ -192,6 +192,8 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 		}
 	}
 
+	writeHold(w, rep)
+
 	writeToolFamilies(w, p.Grant)
 
 	section(w, "Environment:")
@@ -343,4 +345,18 @@ func emptyLists(v reflect.Value) {
 			emptyLists(v.Index(i))
 		}
 	}
+}
+
+// writeHold says which refusals --on-denial=hold can hold while the
+// command runs (what wrun's supervisor sees before the kernel decides)
+// and which keep the rerun path.
+func writeHold(w io.Writer, rep sandbox.Report) {
+	section(w, "Approval while the command runs (--on-denial=hold, docs/harness.md):")
+	if !rep.Observer {
+		fmt.Fprintln(w, "  not here: wrun does not see the command's calls before the kernel decides them (no seccomp user notification, --observe off, a nested wrun, or macOS's Seatbelt); every refusal keeps the rerun path (--on-denial=retry)")
+		return
+	}
+	fmt.Fprintln(w, "  held, asked on --control-fd, performed by wrun if an --allow-write inside the ceiling is approved (and every later such call beneath it):")
+	fmt.Fprintln(w, "    opens that write or truncate, creates (files, directories, symbolic links, nodes) and removals beyond the write scope")
+	fmt.Fprintln(w, "  kept for a rerun (reported when the run ends): reads, listings and executions of paths the grant hides or does not make readable (Landlock refuses them without a notification), renames and links, metadata changes, sockets and connects, and any alternative that is not an --allow-write (a --grant, --allow-read, --allow-unix, --allow-host)")
 }
