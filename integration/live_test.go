@@ -17,6 +17,7 @@ import (
 
 	"github.com/wrun-dev/wrun/escalate"
 	runpkg "github.com/wrun-dev/wrun/run"
+	"github.com/wrun-dev/wrun/sandbox/linux"
 )
 
 // A live run: wrun with --events-fd 3, --json-fd 4 and, under hold,
@@ -211,6 +212,18 @@ func approveKind(kind string) approverFunc {
 	}
 }
 
+// requireSupervisor skips a test of the live channels where wrun does not see
+// the command's calls (a cell of the matrix without the mediation), which
+// refuses hold (TestHoldRefusedWithoutMediation) and has no denials to
+// send as they happen.
+func requireSupervisor(t *testing.T) {
+	t.Helper()
+	requireABI(t, 1)
+	if !linux.Mediates(matrixFeatures(runOpts{})) {
+		t.Skip("no mediation here: --on-denial=hold is refused")
+	}
+}
+
 // writesOutside is the command of the live tests: a line, a write
 // beyond the grant, a line.
 func writesOutside(target string) []string {
@@ -218,7 +231,7 @@ func writesOutside(target string) []string {
 }
 
 func TestEventsStream(t *testing.T) {
-	requireABI(t, 1)
+	requireSupervisor(t)
 	ws, out := workspace(t), workspace(t)
 	target := filepath.Join(out, "f.txt")
 	r := runLive(t, ws, nil, append([]string{"--grant", "write", "--"}, writesOutside(target)...)...)
@@ -266,7 +279,7 @@ func TestEventsStream(t *testing.T) {
 }
 
 func TestLiveChannelsNotInherited(t *testing.T) {
-	requireABI(t, 1)
+	requireSupervisor(t)
 	ws := workspace(t)
 	// The command looks for descriptors 3, 4 and 5 and tries to write
 	// to them.
@@ -302,29 +315,29 @@ func TestLiveChannelsNotInherited(t *testing.T) {
 
 func TestBadEventsFD(t *testing.T) {
 	ws := workspace(t)
-	marker := filepath.Join(ws, "ran")
+	o := runOpts{dir: ws, bestEffort: true}
 	for _, args := range [][]string{
 		{"--events-fd", "9"},
 		{"--events-fd", "2"},
 		{"--control-fd", "9", "--on-denial=hold"},
 		{"--on-denial=hold"},
 	} {
-		r := wrun(t, runOpts{dir: ws}, append(append(args, "--grant", "write"), "--", "touch", marker)...)
+		r := wrun(t, o, append(append(args, "--grant", "write"), "--", "echo", "ran")...)
 		if r.code != 125 || !strings.Contains(r.stderr, "wrun:") {
 			t.Errorf("%v: want a refusal with 125:\n%s", args, r)
 		}
-		if exists(marker) {
+		if strings.Contains(r.stdout, "ran") {
 			t.Fatalf("%v: the command ran", args)
 		}
 	}
 	// Control: without the bad flag the command runs.
-	if r := wrun(t, runOpts{dir: ws}, "--grant", "write", "--", "touch", marker); r.code != 0 || !exists(marker) {
+	if r := wrun(t, o, "--grant", "write", "--", "echo", "ran"); r.code != 0 || r.stdout != "ran\n" {
 		t.Fatalf("control: %s", r)
 	}
 }
 
 func TestHoldApprovedLive(t *testing.T) {
-	requireABI(t, 1)
+	requireSupervisor(t)
 	ws, out := workspace(t), workspace(t)
 	target := filepath.Join(out, "f.txt")
 	r := runLive(t, ws, approveKind("allow-write"), append([]string{"--grant", "write", "--"}, writesOutside(target)...)...)
@@ -370,7 +383,7 @@ func TestHoldApprovedLive(t *testing.T) {
 }
 
 func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
-	requireABI(t, 1)
+	requireSupervisor(t)
 	ws, out := workspace(t), workspace(t)
 	asks := 0
 	approve := func(ask runpkg.ControlMessage) (*runpkg.ControlMessage, bool) {
@@ -394,7 +407,7 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 }
 
 func TestHoldRefused(t *testing.T) {
-	requireABI(t, 1)
+	requireSupervisor(t)
 	deny := func(ask runpkg.ControlMessage) (*runpkg.ControlMessage, bool) {
 		return &runpkg.ControlMessage{Type: runpkg.ControlDeny, ID: ask.ID}, false
 	}
@@ -465,7 +478,7 @@ func TestHoldRefused(t *testing.T) {
 }
 
 func TestHoldBounded(t *testing.T) {
-	requireABI(t, 1)
+	requireSupervisor(t)
 	ws, out := workspace(t), workspace(t)
 	// 200 writes of distinct files at once, the approver silent: at
 	// most 16 calls are held at once (the rest fail at once, reported),
@@ -502,5 +515,24 @@ func TestHoldBounded(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("%d files written without an approval", len(entries))
+	}
+}
+
+func TestHoldRefusedWithoutMediation(t *testing.T) {
+	requireABI(t, 1)
+	ws := workspace(t)
+	marker := filepath.Join(ws, "ran")
+	sock, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := os.NewFile(uintptr(sock[0]), "a"), os.NewFile(uintptr(sock[1]), "b")
+	defer a.Close()
+	defer b.Close()
+	// --observe off: wrun sees no call before the kernel decides it.
+	r := run(t, runOpts{dir: ws, files: []*os.File{b}}, bins.wrun, "--best-effort", "--observe", "off", "--on-denial=hold", "--control-fd", "3",
+		"--grant", "write", "--", "touch", marker)
+	if r.code != 125 || !strings.Contains(r.stderr, "--on-denial=hold needs wrun to see") || exists(marker) {
+		t.Fatalf("want hold refused before the command runs:\n%s", r)
 	}
 }
