@@ -536,3 +536,66 @@ func TestHoldRefusedWithoutMediation(t *testing.T) {
 		t.Fatalf("want hold refused before the command runs:\n%s", r)
 	}
 }
+
+func TestHoldUnixConnectApprovedLive(t *testing.T) {
+	requireSupervisor(t)
+	if !mediated(modeRoot) {
+		t.Skip("wrun performs UNIX connects (and so can hold one) below Landlock ABI 9, with seccomp user notification")
+	}
+	ws := workspace(t)
+	sock := filepath.Join(workspace(t), "outside.sock")
+	accepted := unixListener(t, sock)
+	ceiling := []string{"--ceiling", "files=write,shell=full,network=on,desktop=on"}
+	script := `echo first; probe unix "$1"; probe unix "$1"; echo second`
+	for _, tc := range []struct {
+		name    string
+		approve approverFunc
+		want    string
+		conns   int
+	}{
+		{"approved", approveKind("allow-unix"), "first\nok\nok\nsecond\n", 2},
+		// Control: denied, both connects are refused (the second is not
+		// asked again).
+		{"denied", approveKind("none"), "first\nsecond\n", 0},
+		// The default ceiling has desktop=off: the approver names the
+		// socket's alternative, wrun refuses it.
+		{"beyond-ceiling", func(m runpkg.ControlMessage) (*runpkg.ControlMessage, bool) {
+			return &runpkg.ControlMessage{Type: runpkg.ControlApprove, ID: m.ID, Alternative: "d1.allow-unix"}, false
+		}, "first\nsecond\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asks := 0
+			approve := func(m runpkg.ControlMessage) (*runpkg.ControlMessage, bool) {
+				asks++
+				return tc.approve(m)
+			}
+			args := append(ceiling, "--grant", "verify", "--", "sh", "-c", script, "sh", sock)
+			if tc.name == "beyond-ceiling" {
+				args = args[2:]
+			}
+			r := runLive(t, ws, approve, args...)
+			lines := ""
+			for _, l := range strings.SplitAfter(r.stdout, "\n") {
+				if l == "first\n" || l == "second\n" || l == "ok\n" {
+					lines += l
+				}
+			}
+			if lines != tc.want {
+				t.Fatalf("want %q:\n%s", tc.want, r.result)
+			}
+			got := 0
+			for arrived(accepted, 200*time.Millisecond) {
+				got++
+			}
+			if got != tc.conns {
+				t.Errorf("%d connections reached the socket, want %d", got, tc.conns)
+			}
+			if asks != 1 {
+				t.Errorf("asked %d times, want once", asks)
+			}
+			if d := r.decided("q1"); tc.name == "beyond-ceiling" && (d == nil || !strings.Contains(d.Reason, "ceiling")) {
+				t.Errorf("decided: %+v, want refused for the ceiling", d)
+			}
+		})
+	}
+}

@@ -146,6 +146,7 @@ type question struct {
 	id   string
 	key  string
 	req  *escalate.Request
+	op   string // the denial's operation
 	path string
 	done chan struct{}
 	// Set once, before done closes.
@@ -305,7 +306,7 @@ func (c *Control) ask(d sandbox.Denial, req func() *escalate.Request, held func(
 			return "", false
 		}
 		c.asked++
-		q = &question{id: "q" + strconv.Itoa(c.asked), key: key, req: req(), path: filepath.Clean(d.Path), done: make(chan struct{})}
+		q = &question{id: "q" + strconv.Itoa(c.asked), key: key, req: req(), op: d.Op, path: filepath.Clean(d.Path), done: make(chan struct{})}
 		if q.req == nil {
 			c.mu.Unlock()
 			return "", false

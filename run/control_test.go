@@ -58,10 +58,9 @@ func TestParseAnswer(t *testing.T) {
 // pipeRW is a control channel's far end in memory: what the harness
 // writes is read by wrun; what wrun writes is kept.
 type pipeRW struct {
-	r      io.Reader
-	mu     sync.Mutex
-	wrote  bytes.Buffer
-	closed bool
+	r     io.Reader
+	mu    sync.Mutex
+	wrote bytes.Buffer
 }
 
 func (p *pipeRW) Read(b []byte) (int, error) { return p.r.Read(b) }

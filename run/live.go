@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
@@ -67,6 +68,16 @@ func (l *live) decide(q *question, alt string) (string, error) {
 	w, err := escalate.Approve(q.req, escalate.Decision{Decision: escalate.DecisionApprove, Alternatives: []string{alt}, Scope: escalate.ScopeRun}, l.ceiling)
 	if err != nil {
 		return "", err
+	}
+	if q.op == access.OpConnect {
+		// A connect takes the one socket it was refused.
+		if len(w.AllowUnix) != 1 || len(w.AllowWrite)+len(w.AllowRead)+len(w.AllowHost)+len(w.Routes) > 0 || !w.Grant.Equal(l.grant) {
+			return "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-unix alternative can, for a connect): rerun with it", alt)
+		}
+		if w.AllowUnix[0] != q.path {
+			return "", fmt.Errorf("%s is not the socket refused, %s", w.AllowUnix[0], q.path)
+		}
+		return q.path, nil
 	}
 	if len(w.AllowWrite) != 1 || len(w.AllowRead)+len(w.AllowUnix)+len(w.AllowHost)+len(w.Routes) > 0 || !w.Grant.Equal(l.grant) {
 		return "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-write alternative can): rerun with it", alt)

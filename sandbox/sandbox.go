@@ -35,14 +35,17 @@ type Options struct {
 	// the supervisor's thread: it must not block.
 	Denied func(Denial)
 	// Hold, if set, is asked about each call the supervisor sees that the
-	// kernel would refuse and that wrun can perform instead (a write or
-	// create beyond the write scope: see Holdable): the call waits until
-	// Hold returns. An approved directory (an --allow-write inside the
-	// ceiling) widens the rest of the run: wrun performs the call, and
-	// every later one beneath the directory, as the command; ok false
-	// fails the call as the kernel would have, and it is recorded as a
-	// denial. Hold must return within a bound of its own (a timeout).
-	Hold func(Denial) (allowWrite string, ok bool)
+	// kernel would refuse and that wrun can perform instead (a write,
+	// create or removal beyond the write scope; a connect to a UNIX
+	// socket outside the sandbox where wrun performs connects): the call
+	// waits until Hold returns. The approved path widens the rest of the
+	// run: for a file system call a directory (an --allow-write inside
+	// the ceiling), beneath which wrun performs the call and every later
+	// one, as the command; for a connect the socket itself (an
+	// --allow-unix). ok false fails the call as the kernel would have,
+	// and it is recorded as a denial. Hold must return within a bound of
+	// its own (a timeout).
+	Hold func(Denial) (approved string, ok bool)
 }
 
 // Proxy is what the mediation needs of wrun's proxy: where it listens,

@@ -169,3 +169,28 @@ func (s *supervisor) performOn(c *notice, p *performers, f func()) bool {
 	}
 	return true
 }
+
+// holdSocket holds a connect to the pathname socket path outside the
+// sandbox (one the mediation performs: below Landlock ABI 9) and asks
+// Hold; an approved --allow-unix of that very socket is added to the
+// allowed ones for the rest of the run.
+func (s *supervisor) holdSocket(c *notice, path string) bool {
+	if !s.holding() {
+		return false
+	}
+	c.program()
+	if s.wide.held.Add(1) > maxHeld {
+		s.wide.held.Add(-1)
+		return false
+	}
+	got, ok := s.pl.Options.Hold(sandbox.Denial{
+		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: c.tgid, Program: c.program(),
+		Op: access.OpConnect, Path: path, Addr: "unix:" + path, Right: access.RightConnectUnix, Exact: true, Count: 1,
+	})
+	s.wide.held.Add(-1)
+	if !ok || got != path || !c.valid() {
+		return false
+	}
+	s.socks.allow(path)
+	return true
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -498,7 +499,10 @@ func (st *socketState) ours(f unix.Stat_t) bool {
 // would otherwise make any socket it points to an allowed one.
 func (st *socketState) allowedSocket(f unix.Stat_t) bool {
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
-	for _, p := range st.allowed {
+	st.mu.Lock()
+	allowed := slices.Clone(st.allowed)
+	st.mu.Unlock()
+	for _, p := range allowed {
 		fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
 		if err != nil {
 			continue
@@ -511,6 +515,16 @@ func (st *socketState) allowedSocket(f unix.Stat_t) bool {
 		}
 	}
 	return false
+}
+
+// allow adds path to the sockets outside the sandbox it may reach (an
+// --allow-unix approved while the command runs).
+func (st *socketState) allow(path string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !slices.Contains(st.allowed, path) {
+		st.allowed = append(st.allowed, path)
+	}
 }
 
 // abstractOurs reports whether name (an abstract "@name") is held by a
@@ -555,6 +569,9 @@ func (s *supervisor) connect(sc *sockCall) (int, unix.Errno, string) {
 	addr := sc.addr
 	if path, ok := unixPath(addr); ok && !s.pl.Policy.IPC.PathUnixOutside {
 		t, errno, outside := s.target(sc, path)
+		if t < 0 && errno == unix.EACCES && outside != "" && s.holdSocket(sc.c, outside) {
+			t, errno, outside = s.target(sc, path)
+		}
 		if t < 0 {
 			return -1, errno, outside
 		}
