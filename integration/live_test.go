@@ -390,7 +390,12 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 		asks++
 		return approveKind("allow-write")(ask)
 	}
-	script := `set -e; echo a > "$1/one"; mkdir "$1/sub"; echo b > "$1/sub/two"; ln -s one "$1/link"; rm "$1/one"; echo ok`
+	// An atomic write (a temp file renamed over the target), a hard link,
+	// a move, each within one directory (a move across directories needs
+	// Landlock's refer, ABI 2, and mv's fallback a read, which is the
+	// command's own): all beneath the one approval.
+	script := `set -e; echo a > "$1/one"; mkdir "$1/sub"; echo b > "$1/sub/two"; ln -s one "$1/link"; ` +
+		`echo c > "$1/sub/.tmp"; mv "$1/sub/.tmp" "$1/sub/two"; ln "$1/sub/two" "$1/sub/hard"; mv "$1/one" "$1/moved"; rm "$1/moved"; echo ok`
 	r := runLive(t, ws, approve, "--grant", "write", "--", "sh", "-c", script, "sh", out)
 	if r.code != 0 || r.stdout != "ok\n" {
 		t.Fatalf("want every call under the approved directory performed:\n%s", r.result)
@@ -398,7 +403,8 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 	if asks != 1 {
 		t.Errorf("asked %d times, want once", asks)
 	}
-	if mustRead(t, filepath.Join(out, "sub", "two")) != "b\n" || exists(filepath.Join(out, "one")) {
+	if mustRead(t, filepath.Join(out, "sub", "two")) != "c\n" || mustRead(t, filepath.Join(out, "sub", "hard")) != "c\n" ||
+		exists(filepath.Join(out, "one")) || exists(filepath.Join(out, "moved")) || exists(filepath.Join(out, "sub", ".tmp")) {
 		t.Errorf("the directory does not hold what the command made")
 	}
 	if l, err := os.Readlink(filepath.Join(out, "link")); err != nil || l != "one" {

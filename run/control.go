@@ -56,6 +56,9 @@ const MaxControlLine = 16 << 10
 // DefaultHoldTimeout is how long a held call waits for its answer.
 const DefaultHoldTimeout = 60 * time.Second
 
+// controlWriteTimeout bounds one write of wrun's to the control channel.
+const controlWriteTimeout = 10 * time.Second
+
 // maxQuestions bounds the questions of one run: beyond it a held call is
 // denied without asking.
 const maxQuestions = 256
@@ -282,6 +285,11 @@ func (c *Control) send(m ControlMessage) {
 	enc.SetEscapeHTML(false)
 	if enc.Encode(m) != nil {
 		return
+	}
+	// A harness that stops reading ends the channel rather than holding
+	// wrun's writes for good.
+	if d, ok := c.rw.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		_ = d.SetWriteDeadline(time.Now().Add(controlWriteTimeout))
 	}
 	if _, err := c.rw.Write(quote.JSON(buf.Bytes())); err != nil {
 		go c.fail("writing to the control channel: " + err.Error())

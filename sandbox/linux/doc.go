@@ -38,10 +38,11 @@
 //     supervisor only records, from package access's model of the plan
 //     (predict.go), what the kernel will refuse.
 //   - hold.go: under Options.Hold, a call the kernel would refuse and
-//     wrun can perform (a write, create or removal beyond the write
-//     scope) waits for an answer; an approved directory is never given
-//     to the command: wrun performs the call, and every later one
-//     beneath it, on performers whose domain adds the directory.
+//     wrun can perform (a write, create, removal, rename or link beyond
+//     the write scope; a UNIX connect it performs) waits for an answer;
+//     an approved directory is never given to the command: wrun performs
+//     the call, and every later one beneath it, on performers whose
+//     domain adds the directory.
 //   - auditrec.go: where auditing is on, the kernel's own Landlock audit
 //     records confirm the denials and add the refused reads.
 //

@@ -45,17 +45,33 @@ type widenings struct {
 	held  atomic.Int32
 }
 
-// covering returns the performers of the widest domain when path lies
-// beneath an approved directory, else nil.
-func (w *widenings) covering(path string) *performers {
+// covering returns the performers of the widest domain when every
+// path of missing lies beneath an approved directory, else nil.
+func (w *widenings) covering(missing []access.Missing) *performers {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, d := range w.dirs {
-		if policy.Within(path, d) {
-			return w.pools[len(w.pools)-1]
+	if len(w.pools) == 0 {
+		return nil
+	}
+	for _, m := range missing {
+		if !w.covers(m.Path) {
+			return nil
 		}
 	}
-	return nil
+	return w.pools[len(w.pools)-1]
+}
+
+// covers reports whether path lies beneath an approved directory.
+func (w *widenings) covers(path string) bool {
+	if path == "" {
+		return false
+	}
+	for _, d := range w.dirs {
+		if policy.Within(path, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // close ends every pool.
@@ -104,10 +120,11 @@ func (s *supervisor) holding() bool {
 
 // holdable says whether op is a call wrun can perform for the command
 // beneath an approved directory: an open that writes, a create, a
-// removal.
+// removal, a rename or a link.
 func holdable(op access.Op) bool {
 	switch op.Kind {
-	case access.OpCreate, access.OpMkdir, access.OpMknod, access.OpSymlink, access.OpUnlink, access.OpRmdir:
+	case access.OpCreate, access.OpMkdir, access.OpMknod, access.OpSymlink, access.OpUnlink, access.OpRmdir,
+		access.OpRename, access.OpLink:
 		return true
 	case access.OpOpen:
 		return !op.Dir && op.Rights&(policy.WriteFile|policy.Truncate) != 0
@@ -117,9 +134,11 @@ func holdable(op access.Op) bool {
 
 // holdOrPredict is continueOrPredict for a call wrun can perform (do
 // performs it on the performers it is given and answers it): one the
-// command's rules will refuse is performed beneath a directory approved
-// earlier, else held and Hold asked; approved, it is performed, else it
-// fails with EACCES, as the kernel would have failed it, and is recorded.
+// command's rules will refuse is performed when every path they refuse
+// lies beneath a directory approved earlier, else held and Hold asked
+// about each such path; approved, it is performed, else it fails as the
+// kernel would have failed it (EACCES; EXDEV for a move that only lacks
+// refer) and is recorded.
 func (s *supervisor) holdOrPredict(c *notice, op access.Op, do func(p *performers)) {
 	if !s.holding() || !holdable(op) {
 		s.continueOrPredict(c, op, op.Kind)
@@ -130,7 +149,11 @@ func (s *supervisor) holdOrPredict(c *notice, op access.Op, do func(p *performer
 		c.continueCall()
 		return
 	}
-	if p := s.wide.covering(op.Path); p != nil {
+	errno := unix.EACCES
+	if op.Kind == access.OpRename || op.Kind == access.OpLink {
+		errno = moveErrno(missing)
+	}
+	if p := s.wide.covering(missing); p != nil {
 		c.performed = true
 		do(p)
 		return
@@ -138,23 +161,37 @@ func (s *supervisor) holdOrPredict(c *notice, op access.Op, do func(p *performer
 	c.program()
 	if s.wide.held.Add(1) > maxHeld {
 		s.wide.held.Add(-1)
-		s.refuse(c, unix.EACCES, op.Kind, missing)
+		s.refuse(c, errno, op.Kind, missing)
 		return
 	}
-	m := missing[0]
-	dir, ok := s.pl.Options.Hold(sandbox.Denial{
-		Time: time.Now().UTC().Format(time.RFC3339Nano), PID: c.tgid, Program: c.program(),
-		Op: op.Kind, Path: m.Path, Addr: m.Addr, Right: m.Right, Exact: true, Count: 1,
-	})
-	s.wide.held.Add(-1)
-	if ok && policy.Within(op.Path, dir) && c.valid() {
-		if p, err := s.widen(dir); err == nil {
-			c.performed = true
-			do(p)
+	defer s.wide.held.Add(-1)
+	for _, m := range missing {
+		s.wide.mu.Lock()
+		covered := s.wide.covers(m.Path)
+		s.wide.mu.Unlock()
+		if covered {
+			continue
+		}
+		dir, ok := s.pl.Options.Hold(sandbox.Denial{
+			Time: time.Now().UTC().Format(time.RFC3339Nano), PID: c.tgid, Program: c.program(),
+			Op: op.Kind, Path: m.Path, Addr: m.Addr, Right: m.Right, Exact: true, Count: 1,
+		})
+		if !ok || !policy.Within(m.Path, dir) {
+			s.refuse(c, errno, op.Kind, missing)
+			return
+		}
+		if _, err := s.widen(dir); err != nil {
+			s.refuse(c, errno, op.Kind, missing)
 			return
 		}
 	}
-	s.refuse(c, unix.EACCES, op.Kind, missing)
+	p := s.wide.covering(missing)
+	if p == nil || !c.valid() {
+		s.refuse(c, errno, op.Kind, missing)
+		return
+	}
+	c.performed = true
+	do(p)
 }
 
 // performOn runs f on the performers p: false, the call answered EPERM

@@ -720,7 +720,39 @@ func (s *supervisor) rename(c *notice, spec callSpec) {
 		return
 	}
 	if !s.trees.has(src.dirID) && !s.trees.has(dst.dirID) {
-		s.continueOrPredict(c, op, access.OpRename)
+		if op.Kind == "" {
+			s.continueOrPredict(c, op, access.OpRename)
+			return
+		}
+		s.holdOrPredict(c, op, func(p *performers) {
+			sst, sok, _ := src.stat()
+			if !sok {
+				c.answer(-1, unix.ENOENT)
+				return
+			}
+			dst2, dok, _ := dst.stat()
+			var dstp *unix.Stat_t
+			if dok {
+				dstp = &dst2
+			}
+			if _, refused := s.guard.refuses(src, &sst); refused {
+				s.refuseProtected(c, access.OpRename, src.path(), policy.RemoveFile)
+				return
+			}
+			if _, refused := s.guard.refuses(dst, dstp); refused {
+				s.refuseProtected(c, access.OpRename, dst.path(), policy.MakeReg)
+				return
+			}
+			var perr error
+			if !s.performOn(c, p, func() { perr = unix.Renameat2(src.dir, src.name, dst.dir, dst.name, flags) }) {
+				return
+			}
+			if perr != nil {
+				c.answer(-1, errnoOf(perr))
+				return
+			}
+			c.answer(0, 0)
+		})
 		return
 	}
 	s.structure.Lock()
@@ -839,7 +871,25 @@ func (s *supervisor) link(c *notice, spec callSpec) {
 			// ENOENT or EEXIST, answered before Landlock is asked.
 			op = access.Op{}
 		}
-		s.continueOrPredict(c, op, access.OpLink)
+		s.holdOrPredict(c, op, func(p *performers) {
+			if _, refused := s.guard.refuses(src, &sst); refused {
+				s.refuseProtected(c, access.OpLink, src.path(), policy.MakeReg)
+				return
+			}
+			if _, refused := s.guard.refuses(dst, nil); refused {
+				s.refuseProtected(c, access.OpLink, dst.path(), policy.MakeReg)
+				return
+			}
+			var perr error
+			if !s.performOn(c, p, func() { perr = unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0) }) {
+				return
+			}
+			if perr != nil {
+				c.answer(-1, errnoOf(perr))
+				return
+			}
+			c.answer(0, 0)
+		})
 		return
 	}
 	s.structure.Lock()
