@@ -605,3 +605,46 @@ func TestHoldUnixConnectApprovedLive(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldAskingTheApproverCommand(t *testing.T) {
+	requireSupervisor(t)
+	for _, tc := range []struct {
+		name, decision, want string
+		written              bool
+	}{
+		{"named", `{"decision": "approve", "alternatives": ["d1.allow-write"]}`, "first\nwrote\nsecond\n", true},
+		// No ids: the narrowest safe widening, as for a rerun.
+		{"narrowest", `{"decision": "approve"}`, "first\nwrote\nsecond\n", true},
+		// Control: denied, the write fails as the kernel fails it.
+		{"denied", `{"decision": "deny"}`, "first\nrefused\nsecond\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, out := workspace(t), workspace(t)
+			target := filepath.Join(out, "f.txt")
+			seen := filepath.Join(workspace(t), "request.json")
+			approver := "cat > " + seen + "; echo '" + tc.decision + "'"
+			r := runLive(t, ws, nil, append([]string{"--on-denial=hold", "--approver", approver, "--grant", "write", "--"}, writesOutside(target)...)...)
+			if r.code != 0 || r.stdout != tc.want {
+				t.Fatalf("want %q:\n%s", tc.want, r.result)
+			}
+			if exists(target) != tc.written {
+				t.Fatalf("%s written: %v, want %v", target, exists(target), tc.written)
+			}
+			// The approver saw the request of the one denial.
+			b, err := os.ReadFile(seen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := validateRequest(b); err != nil {
+				t.Errorf("the approver's request: %v", err)
+			}
+			var req escalate.Request
+			if err := json.Unmarshal(b, &req); err != nil || len(req.Denials) != 1 || req.Denials[0].Path != target {
+				t.Errorf("the approver's request: %v %s", err, b)
+			}
+			if got := strings.Join(r.kinds(), " "); !strings.HasPrefix(got, "started held answer") {
+				t.Errorf("events %q", got)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package run
 import (
 	"bufio"
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,10 +140,24 @@ type Control struct {
 	byKey   map[string]*question
 	broken  string // why the channel ended, once it has
 	started bool
+	// approver, when set, answers each question in place of a harness
+	// on rw (NewApproverControl).
+	approver Approver
 	// hooks, set by the run: decide checks an approval of a question;
 	// answered tells the events stream.
-	decide   func(q *question, alt string) (string, error)
+	decide   func(q *question, d escalate.Decision) (string, error)
 	answered func(q *question)
+}
+
+// NewApproverControl makes a channel with no descriptor: each question
+// is the request on an approver's stdin (--approver CMD,
+// CommandApprover), its decision read as a rerun's is; an approval
+// without ids takes the narrowest safe alternative (escalate.Narrowest).
+// A held call waits timeout at most.
+func NewApproverControl(approve Approver, runID string, timeout time.Duration) *Control {
+	c := NewControl(nil, runID, timeout)
+	c.approver = approve
+	return c
 }
 
 // question is one ask.
@@ -170,11 +186,37 @@ func NewControl(rw io.ReadWriteCloser, runID string, timeout time.Duration) *Con
 func (c *Control) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.started {
+	if c.started || c.rw == nil {
 		return
 	}
 	c.started = true
 	go c.read()
+}
+
+// askApprover answers q with the approver's decision.
+func (c *Control) askApprover(q *question) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	go func() {
+		<-q.done // decided elsewhere (the timeout, the run's end): the approver is killed
+		cancel()
+	}()
+	d, err := c.approver(ctx, q.req)
+	if err != nil {
+		c.settle(q, "", "", err.Error(), false)
+		return
+	}
+	if d.Decision != escalate.DecisionApprove {
+		c.settle(q, "", "", "the approver denied it", false)
+		return
+	}
+	dir, err := c.decide(q, d)
+	alt := strings.Join(d.Alternatives, ",")
+	if err != nil {
+		c.settle(q, "", alt, err.Error(), false)
+		return
+	}
+	c.settle(q, dir, alt, "", true)
 }
 
 // read reads answers until the channel ends.
@@ -222,7 +264,7 @@ func (c *Control) answer(m ControlMessage) bool {
 		c.settle(q, "", "", "the harness denied it", false)
 		return true
 	}
-	dir, err := c.decide(q, m.Alternative)
+	dir, err := c.decide(q, escalate.Decision{Decision: escalate.DecisionApprove, Alternatives: []string{m.Alternative}, Scope: escalate.ScopeRun})
 	if err != nil {
 		c.settle(q, "", m.Alternative, err.Error(), false)
 		return true
@@ -276,6 +318,9 @@ func (c *Control) Broken() string {
 
 // send writes one line of wrun's, numbered.
 func (c *Control) send(m ControlMessage) {
+	if c.rw == nil {
+		return // an approver's channel: nothing to write
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.wseq++
@@ -328,6 +373,9 @@ func (c *Control) ask(d sandbox.Denial, req func() *escalate.Request, held func(
 		}
 		time.AfterFunc(c.timeout, func() { c.settle(q, "", "", fmt.Sprintf("no answer within %s", c.timeout), false) })
 		c.send(ControlMessage{Type: ControlAsk, ID: q.id, Request: q.req, TimeoutMS: c.timeout.Milliseconds()})
+		if c.approver != nil {
+			go c.askApprover(q)
+		}
 	}
 	<-q.done
 	return q.dir, q.ok
@@ -336,5 +384,8 @@ func (c *Control) ask(d sandbox.Denial, req func() *escalate.Request, held func(
 // Close ends the channel for wrun (its reader stops).
 func (c *Control) Close() error {
 	c.fail("the run ended")
+	if c.rw == nil {
+		return nil
+	}
 	return c.rw.Close()
 }

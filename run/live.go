@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,11 +65,13 @@ func (l *live) hold(d sandbox.Denial) (string, bool) {
 // be checked (escalate.Approve: the ceiling and the guards, whatever the
 // harness says), and takes only what can be applied while the command
 // runs: one --allow-write holding the denied path.
-func (l *live) decide(q *question, alt string) (string, error) {
-	w, err := escalate.Approve(q.req, escalate.Decision{Decision: escalate.DecisionApprove, Alternatives: []string{alt}, Scope: escalate.ScopeRun}, l.ceiling)
+func (l *live) decide(q *question, d escalate.Decision) (string, error) {
+	d.Scope = escalate.ScopeRun // nothing held is remembered for a session
+	w, err := escalate.Approve(q.req, d, l.ceiling)
 	if err != nil {
 		return "", err
 	}
+	alt := strings.Join(w.Approved, ",")
 	if q.op == access.OpConnect {
 		// A connect takes the one socket it was refused.
 		if len(w.AllowUnix) != 1 || len(w.AllowWrite)+len(w.AllowRead)+len(w.AllowHost)+len(w.Routes) > 0 || !w.Grant.Equal(l.grant) {

@@ -213,7 +213,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 				return &usageError{fmt.Sprintf("--approver-timeout=%s: want a positive duration", rf.approverTimeout)}
 			}
 			if rf.approver != "" && rf.onDenial == "report" {
-				return &usageError{"--approver goes with --on-denial=ask or --on-denial=retry"}
+				return &usageError{"--approver goes with --on-denial=ask, retry or hold"}
 			}
 			fl := cmd.Flags()
 			rf.grantSet = fl.Changed("grant")
@@ -236,7 +236,7 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	fl.StringVar(&rf.approver, "approver", "", "run `CMD` (sh -c) with the request on stdin; it answers with a JSON decision on stdout")
 	fl.IntVar(&rf.jsonFD, "json-fd", 0, "write the run's JSON summary alone to descriptor `N` (opened for wrun, e.g. 3>summary.json; never passed to the command); stderr keeps the human lines")
 	fl.IntVar(&rf.eventsFD, "events-fd", 0, "write JSON lines to descriptor `N` while the command runs (started, each denial as it happens, held calls and their answers, exited with the summary); never passed to the command")
-	fl.IntVar(&rf.controlFD, "control-fd", 0, "with --on-denial=hold: ask and read answers on socket descriptor `N` (JSON lines both ways; docs/harness.md); never passed to the command")
+	fl.IntVar(&rf.controlFD, "control-fd", 0, "with --on-denial=hold: ask and read answers on socket descriptor `N` (JSON lines both ways; docs/harness.md; without it, --approver is asked); never passed to the command")
 	fl.DurationVar(&rf.holdTimeout, "hold-timeout", run.DefaultHoldTimeout, "with --on-denial=hold: how long a held call waits for its answer (`DURATION`), then fails as denied")
 	fl.DurationVar(&rf.approverTimeout, "approver-timeout", run.DefaultApproverTimeout, "give the --approver command this `DURATION` to answer, then kill its process group and take it as a denial")
 	fl.StringVar(&rf.ceiling, "ceiling", "", "no grant or approval may exceed this grant `SPEC` (default: WRUN_CEILING, else full with desktop off); exported to children as WRUN_CEILING")

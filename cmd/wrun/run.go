@@ -157,6 +157,13 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	if st.req.ConductorDir != "" {
 		cfg.Approver = conductorApprover(cfg.Approver, approver != "")
 	}
+	if rf.onDenial == "hold" && rf.controlFD == 0 {
+		// Each held call's question goes to the approver command.
+		if approver == "" {
+			return refuse(pf, rf, stderr, id, "--on-denial=hold needs --control-fd N or an approver (--approver CMD, or approver in the config) to ask; the command was not run")
+		}
+		cfg.Control = run.NewApproverControl(run.CommandApprover(approver, rf.holdTimeout, stderr), id, rf.holdTimeout)
+	}
 	var report *sandbox.Report
 	planned := cfg.Hooks.Planned
 	cfg.Hooks.Planned = func(rep sandbox.Report) {
@@ -185,6 +192,8 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	if rf.controlFD > 0 {
 		cfg.Control = run.NewControl(os.NewFile(uintptr(rf.controlFD), "control-fd"), id, rf.holdTimeout)
+	}
+	if cfg.Control != nil {
 		defer cfg.Control.Close()
 	}
 	sum, err := run.Run(cfg)
@@ -509,14 +518,12 @@ func checkLiveFlags(rf runFlags, stdin, stdout, stderr *os.File) error {
 		}
 	}
 	switch {
-	case rf.onDenial == "hold" && rf.controlFD == 0:
-		return &usageError{"--on-denial=hold needs --control-fd N: the channel it asks on"}
 	case rf.controlFD > 0 && rf.onDenial != "hold":
 		return &usageError{"--control-fd goes with --on-denial=hold"}
 	case rf.onDenial == "hold" && runtime.GOOS != "linux":
 		return &usageError{"--on-denial=hold is Linux only: on macOS the Seatbelt sandbox refuses a call before wrun sees it, so nothing can be held; use --on-denial=retry"}
-	case rf.onDenial == "hold" && rf.approver != "":
-		return &usageError{"--approver goes with --on-denial=ask or retry; --on-denial=hold asks on --control-fd"}
+	case rf.controlFD > 0 && rf.approver != "":
+		return &usageError{"--control-fd and --approver: --on-denial=hold asks one of them; give one"}
 	case (rf.eventsFD > 0 || rf.controlFD > 0) && rf.keepBackground:
 		return &usageError{"--events-fd and --control-fd do not go with --keep-background yet"}
 	case rf.holdTimeout <= 0:
