@@ -159,6 +159,9 @@ func runLive(t *testing.T, dir string, approve approverFunc, args ...string) liv
 		t.Fatal(err)
 	}
 	out.summary = bytes.TrimSpace(b)
+	if err := validateSummary(out.summary); err != nil {
+		t.Errorf("--json-fd's summary not valid: %v\n%s", err, out.summary)
+	}
 	for _, ev := range out.events {
 		if err := validate(runpkg.EventsSchema(), ev); err != nil {
 			t.Errorf("event line not valid against events.v1.json: %v\n%s", err, ev)
@@ -373,12 +376,18 @@ func TestHoldApprovedLive(t *testing.T) {
 		t.Errorf("events %q, want started held answer exited", got)
 	}
 	var sum struct {
-		Request  *escalate.Request `json:"request"`
-		Attempts []any             `json:"attempts"`
+		Request  *escalate.Request       `json:"request"`
+		Attempts []any                   `json:"attempts"`
+		Decision *runpkg.DecisionSummary `json:"decision"`
 	}
 	_ = json.Unmarshal(r.summary, &sum)
 	if sum.Request != nil || sum.Attempts != nil {
 		t.Errorf("an approved live write left a request or a rerun: %s", r.summary)
+	}
+	// The summary (and so the receipt) says what was approved live.
+	if d := sum.Decision; d == nil || !d.Approved || d.Retried || strings.Join(d.Args, " ") != "--allow-write "+out ||
+		strings.Join(d.IDs, " ") != "d1.allow-write" {
+		t.Errorf("decision: %+v", sum.Decision)
 	}
 }
 
@@ -644,6 +653,13 @@ func TestHoldAskingTheApproverCommand(t *testing.T) {
 			}
 			if got := strings.Join(r.kinds(), " "); !strings.HasPrefix(got, "started held answer") {
 				t.Errorf("events %q", got)
+			}
+			var sum struct {
+				Decision *runpkg.DecisionSummary `json:"decision"`
+			}
+			_ = json.Unmarshal(r.summary, &sum)
+			if d := sum.Decision; d == nil || d.Approved != tc.written || tc.written && strings.Join(d.IDs, " ") != "d1.allow-write" {
+				t.Errorf("decision: %+v", sum.Decision)
 			}
 		})
 	}

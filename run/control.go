@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,7 +146,7 @@ type Control struct {
 	approver Approver
 	// hooks, set by the run: decide checks an approval of a question;
 	// answered tells the events stream.
-	decide   func(q *question, d escalate.Decision) (string, error)
+	decide   func(q *question, d escalate.Decision) (dir, alts string, err error)
 	answered func(q *question)
 }
 
@@ -210,10 +211,9 @@ func (c *Control) askApprover(q *question) {
 		c.settle(q, "", "", "the approver denied it", false)
 		return
 	}
-	dir, err := c.decide(q, d)
-	alt := strings.Join(d.Alternatives, ",")
+	dir, alt, err := c.decide(q, d)
 	if err != nil {
-		c.settle(q, "", alt, err.Error(), false)
+		c.settle(q, "", strings.Join(d.Alternatives, ","), err.Error(), false)
 		return
 	}
 	c.settle(q, dir, alt, "", true)
@@ -264,7 +264,7 @@ func (c *Control) answer(m ControlMessage) bool {
 		c.settle(q, "", "", "the harness denied it", false)
 		return true
 	}
-	dir, err := c.decide(q, escalate.Decision{Decision: escalate.DecisionApprove, Alternatives: []string{m.Alternative}, Scope: escalate.ScopeRun})
+	dir, _, err := c.decide(q, escalate.Decision{Decision: escalate.DecisionApprove, Alternatives: []string{m.Alternative}, Scope: escalate.ScopeRun})
 	if err != nil {
 		c.settle(q, "", m.Alternative, err.Error(), false)
 		return true
@@ -379,6 +379,46 @@ func (c *Control) ask(d sandbox.Denial, req func() *escalate.Request, held func(
 	}
 	<-q.done
 	return q.dir, q.ok
+}
+
+// decision sums up the questions of the run for its summary and receipt
+// (Summary.Decision): approved when any was, with the flags and ids of
+// what was applied live; nil when nothing was asked.
+func (c *Control) decision() *DecisionSummary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asked == 0 {
+		return nil
+	}
+	d := &DecisionSummary{Scope: escalate.ScopeRun}
+	for i := 1; i <= c.asked; i++ {
+		q, ok := c.byID["q"+strconv.Itoa(i)]
+		if !ok {
+			continue
+		}
+		select {
+		case <-q.done:
+		default:
+			continue
+		}
+		if !q.ok {
+			d.Reason = q.id + ": " + q.reason
+			continue
+		}
+		flag := "--allow-write"
+		if q.op == "connect" {
+			flag = "--allow-unix"
+		}
+		if !slices.Contains(d.Args, q.dir) {
+			d.Args = append(d.Args, flag, q.dir)
+		}
+		d.IDs = append(d.IDs, strings.Split(q.alt, ",")...)
+		d.Approved = true
+	}
+	if d.Approved {
+		d.Reason = ""
+	}
+	return d
 }
 
 // Close ends the channel for wrun (its reader stops).

@@ -75,11 +75,12 @@ func (p *pipeRW) Close() error { return nil }
 // the harness approves (decide accepts every alternative).
 func askOnce(t testing.TB, input []byte) (string, bool) {
 	c := NewControl(&pipeRW{r: bytes.NewReader(input)}, testRun, 200*time.Millisecond)
-	c.decide = func(q *question, d escalate.Decision) (string, error) {
-		if alt := strings.Join(d.Alternatives, ","); alt != "d1.allow-write" {
-			return "", fmt.Errorf("no alternative %q", alt)
+	c.decide = func(q *question, d escalate.Decision) (string, string, error) {
+		alt := strings.Join(d.Alternatives, ",")
+		if alt != "d1.allow-write" {
+			return "", "", fmt.Errorf("no alternative %q", alt)
 		}
-		return "/tmp/approved", nil
+		return "/tmp/approved", alt, nil
 	}
 	req := &escalate.Request{RunID: testRun}
 	dir, ok := make(chan string, 1), make(chan bool, 1)

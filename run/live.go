@@ -65,31 +65,31 @@ func (l *live) hold(d sandbox.Denial) (string, bool) {
 // be checked (escalate.Approve: the ceiling and the guards, whatever the
 // harness says), and takes only what can be applied while the command
 // runs: one --allow-write holding the denied path.
-func (l *live) decide(q *question, d escalate.Decision) (string, error) {
+func (l *live) decide(q *question, d escalate.Decision) (string, string, error) {
 	d.Scope = escalate.ScopeRun // nothing held is remembered for a session
 	w, err := escalate.Approve(q.req, d, l.ceiling)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	alt := strings.Join(w.Approved, ",")
 	if q.op == access.OpConnect {
 		// A connect takes the one socket it was refused.
 		if len(w.AllowUnix) != 1 || len(w.AllowWrite)+len(w.AllowRead)+len(w.AllowHost)+len(w.Routes) > 0 || !w.Grant.Equal(l.grant) {
-			return "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-unix alternative can, for a connect): rerun with it", alt)
+			return "", "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-unix alternative can, for a connect): rerun with it", alt)
 		}
 		if w.AllowUnix[0] != q.path {
-			return "", fmt.Errorf("%s is not the socket refused, %s", w.AllowUnix[0], q.path)
+			return "", "", fmt.Errorf("%s is not the socket refused, %s", w.AllowUnix[0], q.path)
 		}
-		return q.path, nil
+		return q.path, alt, nil
 	}
 	if len(w.AllowWrite) != 1 || len(w.AllowRead)+len(w.AllowUnix)+len(w.AllowHost)+len(w.Routes) > 0 || !w.Grant.Equal(l.grant) {
-		return "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-write alternative can): rerun with it", alt)
+		return "", "", fmt.Errorf("%s cannot be applied while the command runs (only an --allow-write alternative can): rerun with it", alt)
 	}
 	dir := w.AllowWrite[0]
 	if !policy.Within(q.path, dir) {
-		return "", fmt.Errorf("%s does not hold %s", dir, q.path)
+		return "", "", fmt.Errorf("%s does not hold %s", dir, q.path)
 	}
-	return dir, nil
+	return dir, alt, nil
 }
 
 // answered tells the events stream how q was decided.

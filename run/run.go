@@ -258,6 +258,10 @@ func Run(cfg Config) (Summary, error) {
 	if out.err != nil {
 		return fail(out.code, out.err)
 	}
+	if cfg.OnDenial == Hold {
+		// What was approved while it ran, for the receipt.
+		sum.Decision = cfg.Control.decision()
+	}
 	call1(cfg.Hooks.Ran, &sum)
 
 	if out.req == nil || cfg.OnDenial == "" || cfg.OnDenial == Report || cfg.OnDenial == Hold {

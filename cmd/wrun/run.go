@@ -227,6 +227,9 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	case err != nil:
 		fmt.Fprintln(stderr, "wrun:", errText(err))
 	}
+	if d := sum.Decision; rf.onDenial == "hold" && !pf.json && rf.jsonFD == 0 && d != nil && d.Approved {
+		fmt.Fprintln(stderr, "wrun: approved while the command ran:", quote.Line(quote.Words(d.Args)), "("+quote.Line(strings.Join(d.IDs, ", "))+")")
+	}
 	cfg.Events.Exited(sum.Stamp())
 	code := sum.Status()
 	keep.send(code)
