@@ -404,7 +404,8 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 	// Landlock's refer, ABI 2, and mv's fallback a read, which is the
 	// command's own): all beneath the one approval.
 	script := `set -e; echo a > "$1/one"; mkdir "$1/sub"; echo b > "$1/sub/two"; ln -s one "$1/link"; ` +
-		`echo c > "$1/sub/.tmp"; mv "$1/sub/.tmp" "$1/sub/two"; ln "$1/sub/two" "$1/sub/hard"; mv "$1/one" "$1/moved"; rm "$1/moved"; echo ok`
+		`echo c > "$1/sub/.tmp"; mv "$1/sub/.tmp" "$1/sub/two"; ln "$1/sub/two" "$1/sub/hard"; mv "$1/one" "$1/moved"; rm "$1/moved"; ` +
+		`echo x >> "$1/log"; echo y >> "$1/log"; echo ok`
 	r := runLive(t, ws, approve, "--grant", "write", "--", "sh", "-c", script, "sh", out)
 	if r.code != 0 || r.stdout != "ok\n" {
 		t.Fatalf("want every call under the approved directory performed:\n%s", r.result)
@@ -415,6 +416,10 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 	if mustRead(t, filepath.Join(out, "sub", "two")) != "c\n" || mustRead(t, filepath.Join(out, "sub", "hard")) != "c\n" ||
 		exists(filepath.Join(out, "one")) || exists(filepath.Join(out, "moved")) || exists(filepath.Join(out, "sub", ".tmp")) {
 		t.Errorf("the directory does not hold what the command made")
+	}
+	// Opened with the command's flags: O_APPEND appends.
+	if got := mustRead(t, filepath.Join(out, "log")); got != "x\ny\n" {
+		t.Errorf("log holds %q, want two appended lines", got)
 	}
 	if l, err := os.Readlink(filepath.Join(out, "link")); err != nil || l != "one" {
 		t.Errorf("link: %q %v", l, err)
