@@ -669,3 +669,22 @@ func TestHoldAskingTheApproverCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldRefusesARepositoryLive(t *testing.T) {
+	requireSupervisor(t)
+	ws, out := workspace(t), workspace(t)
+	// The directory outside is a repository: a rerun with --allow-write
+	// would keep its config and hooks protected; the live widening carves
+	// nothing, so wrun refuses it whatever the harness says.
+	gitCmd(t, out, "init", "-q")
+	target := filepath.Join(out, "f.txt")
+	hook := filepath.Join(out, ".git", "hooks", "pre-commit")
+	script := `echo first; if echo data > "$1"; then echo wrote; else echo refused; fi; echo evil > "$2" 2>/dev/null; echo second`
+	r := runLive(t, ws, approveKind("allow-write"), "--grant", "write", "--", "sh", "-c", script, "sh", target, hook)
+	if r.code != 0 || r.stdout != "first\nrefused\nsecond\n" || exists(target) || exists(hook) {
+		t.Fatalf("want the repository refused live:\n%s", r.result)
+	}
+	if d := r.decided("q1"); d == nil || *d.Approved || !strings.Contains(d.Reason, ".git") {
+		t.Errorf("decided: %+v, want refused naming what a rerun protects", d)
+	}
+}

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,10 @@ type live struct {
 	grant   grant.Grant
 	runID   string
 	deg     bool
+	// host and opts are the attempt's, to compute what a rerun with an
+	// approved --allow-write would protect beneath it.
+	host policy.Host
+	opts policy.Options
 
 	mu  sync.Mutex
 	ids map[string]string // denial key -> "d1", "d2", ...
@@ -89,7 +94,33 @@ func (l *live) decide(q *question, d escalate.Decision) (string, string, error) 
 	if !policy.Within(q.path, dir) {
 		return "", "", fmt.Errorf("%s does not hold %s", dir, q.path)
 	}
+	if why := l.guardedBeneath(dir); why != "" {
+		return "", "", fmt.Errorf("%s cannot be applied while the command runs: %s, which a rerun with --allow-write %s keeps protected or hidden (wrun performs live writes without carving): rerun with it", alt, why, dir)
+	}
 	return dir, alt, nil
+}
+
+// guardedBeneath says what a rerun with --allow-write dir would protect
+// or hide beneath dir (a repository's config and hooks, a start-up file):
+// the live widening carves nothing, so such a directory is refused.
+func (l *live) guardedBeneath(dir string) string {
+	o := l.opts
+	o.AllowWrite = append(slices.Clone(o.AllowWrite), dir)
+	p, err := policy.Compute(l.grant, l.host, o)
+	if err != nil {
+		return "what it would protect could not be computed (" + err.Error() + ")"
+	}
+	for _, pr := range p.Protected {
+		if policy.Within(pr.Path, dir) {
+			return "it holds " + pr.Path
+		}
+	}
+	for _, h := range p.Hidden {
+		if policy.Within(h.Path, dir) {
+			return "it holds " + h.Path
+		}
+	}
+	return ""
 }
 
 // answered tells the events stream how q was decided.

@@ -602,7 +602,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	var lv *live
 	if cfg.Events != nil || cfg.OnDenial == Hold {
-		lv = &live{ev: cfg.Events, grant: g, runID: cfg.RunID, ids: map[string]string{}}
+		lv = &live{ev: cfg.Events, grant: g, runID: cfg.RunID, ids: map[string]string{}, host: h, opts: o}
 		opts.Denied = lv.denied
 		if cfg.OnDenial == Hold {
 			lv.ctl = cfg.Control
