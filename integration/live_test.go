@@ -405,7 +405,8 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 	// command's own): all beneath the one approval.
 	script := `set -e; echo a > "$1/one"; mkdir "$1/sub"; echo b > "$1/sub/two"; ln -s one "$1/link"; ` +
 		`echo c > "$1/sub/.tmp"; mv "$1/sub/.tmp" "$1/sub/two"; ln "$1/sub/two" "$1/sub/hard"; mv "$1/one" "$1/moved"; rm "$1/moved"; ` +
-		`echo x >> "$1/log"; echo y >> "$1/log"; echo ok`
+		`echo x >> "$1/log"; echo y >> "$1/log"; chmod 600 "$1/log"; touch -d 2001-01-01 "$1/log"; ` +
+		`echo long > "$1/short"; probe truncate "$1/short" >/dev/null; echo ok`
 	r := runLive(t, ws, approve, "--grant", "write", "--", "sh", "-c", script, "sh", out)
 	if r.code != 0 || r.stdout != "ok\n" {
 		t.Fatalf("want every call under the approved directory performed:\n%s", r.result)
@@ -420,6 +421,13 @@ func TestHoldLaterCallsUnderTheWidening(t *testing.T) {
 	// Opened with the command's flags: O_APPEND appends.
 	if got := mustRead(t, filepath.Join(out, "log")); got != "x\ny\n" {
 		t.Errorf("log holds %q, want two appended lines", got)
+	}
+	// Metadata and truncate(2) beneath the approved directory too.
+	if fi, err := os.Stat(filepath.Join(out, "log")); err != nil || fi.Mode().Perm() != 0o600 || fi.ModTime().Year() != 2001 {
+		t.Errorf("log: %v %v", fi.Mode(), fi.ModTime())
+	}
+	if got := mustRead(t, filepath.Join(out, "short")); got != "" {
+		t.Errorf("short holds %q, want it truncated", got)
 	}
 	if l, err := os.Readlink(filepath.Join(out, "link")); err != nil || l != "one" {
 		t.Errorf("link: %q %v", l, err)

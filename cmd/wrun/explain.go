@@ -358,11 +358,11 @@ func writeHold(w io.Writer, rep sandbox.Report) {
 	}
 	fmt.Fprintln(w, "  held, asked on --control-fd, performed by wrun if an alternative inside the ceiling is approved (and every later such call under it):")
 	fmt.Fprintln(w, "    with an --allow-write:")
-	fmt.Fprintln(w, "      opens that write or truncate, creates (files, directories, symbolic links, nodes), removals, renames and hard links beyond the write scope")
+	fmt.Fprintln(w, "      opens that write or truncate, truncate(2), creates (files, directories, symbolic links, nodes), removals, renames and hard links beyond the write scope; then metadata changes beneath the directory too")
 	sockets := "sockets and connects"
 	if !rep.UnixConfined {
 		fmt.Fprintln(w, "    a connect to a UNIX socket outside the sandbox (wrun performs those here): performed if that socket's --allow-unix is approved")
 		sockets = "other sockets, datagrams and IP connects"
 	}
-	fmt.Fprintf(w, "  kept for a rerun (reported when the run ends): reads, listings and executions of paths the grant hides or does not make readable (Landlock refuses them without a notification), truncate(2), metadata changes, %s, and any alternative that is not an --allow-write or --allow-unix (a --grant, --allow-read, --allow-host)\n", sockets)
+	fmt.Fprintf(w, "  kept for a rerun (reported when the run ends): reads, listings and executions of paths the grant hides or does not make readable (Landlock refuses them without a notification), metadata changes outside an approved directory, %s, and any alternative that is not an --allow-write or --allow-unix (a --grant, --allow-read, --allow-host)\n", sockets)
 }

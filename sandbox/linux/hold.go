@@ -120,11 +120,11 @@ func (s *supervisor) holding() bool {
 
 // holdable says whether op is a call wrun can perform for the command
 // beneath an approved directory: an open that writes, a create, a
-// removal, a rename or a link.
+// removal, a rename, a link, a truncate.
 func holdable(op access.Op) bool {
 	switch op.Kind {
 	case access.OpCreate, access.OpMkdir, access.OpMknod, access.OpSymlink, access.OpUnlink, access.OpRmdir,
-		access.OpRename, access.OpLink:
+		access.OpRename, access.OpLink, access.OpTrunc:
 		return true
 	case access.OpOpen:
 		return !op.Dir && op.Rights&(policy.WriteFile|policy.Truncate) != 0
