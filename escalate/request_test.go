@@ -333,3 +333,35 @@ func TestGroupedLines(t *testing.T) {
 		t.Errorf("foreign summaries grouped: %q", got)
 	}
 }
+
+// TestOne: the request of one denial (a held call's question, a denial
+// event) numbers it as asked, its alternatives with it, and validates.
+func TestOne(t *testing.T) {
+	a := analyzer(t, "verify", Facts{})
+	op := Op{Kind: OpCreate, Path: home + "/.cargo/registry/x"}
+	ds := op.Denials(a.Check(op))
+	if len(ds) == 0 {
+		t.Fatal("no denial to ask about")
+	}
+	for _, id := range []string{"d1", "d7", "d12"} {
+		req := a.One(runEnd, ds[0], id)
+		b, err := req.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validateRequest(b); err != nil {
+			t.Fatalf("%s: %v\n%s", id, err, b)
+		}
+		if len(req.Denials) != 1 || req.Denials[0].ID != id || len(req.Denials[0].Alternatives) == 0 {
+			t.Fatalf("%s: %+v", id, req.Denials)
+		}
+		for _, alt := range req.Denials[0].Alternatives {
+			if !strings.HasPrefix(alt.ID, id+".") {
+				t.Errorf("%s: alternative %s", id, alt.ID)
+			}
+		}
+	}
+	if a.One(runEnd, ds[0], "") != nil {
+		t.Error("a request without an id")
+	}
+}
