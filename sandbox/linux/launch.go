@@ -589,8 +589,9 @@ func children() []int {
 	return out
 }
 
-// sandboxProcesses is how many processes the command may add to those
-// its user already runs (RLIMIT_NPROC counts every process of the user).
+// sandboxProcesses is how many tasks (processes and threads) the command
+// may add to those its user already runs: RLIMIT_NPROC counts every task
+// of the user, threads included.
 const sandboxProcesses = 4096
 
 // procBound is the RLIMIT_NPROC the command starts with, if any.
@@ -599,35 +600,60 @@ type procBound struct {
 	lim unix.Rlimit
 }
 
-// processBound bounds the command's processes: the user's current count
-// plus sandboxProcesses, where that is lower than the limit wrun has. The
-// kernel exempts root's processes from RLIMIT_NPROC (README, Limits):
-// nothing then.
+// processBound bounds the command's tasks: the user's current count plus
+// sandboxProcesses, where that is lower than the limit wrun has. The
+// kernel exempts root's processes from RLIMIT_NPROC (docs/linux.md,
+// Limits): nothing then.
 func processBound() procBound {
 	uid := os.Getuid()
 	var cur unix.Rlimit
 	if uid == 0 || unix.Getrlimit(unix.RLIMIT_NPROC, &cur) != nil {
 		return procBound{}
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	n, ok := userTasks(uid)
+	if !ok {
 		return procBound{}
 	}
-	n := 0
-	for _, e := range ents {
-		if c := e.Name()[0]; c < '0' || c > '9' {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat("/proc/"+e.Name(), &st) == nil && int(st.Uid) == uid {
-			n++
-		}
-	}
-	want := uint64(n + sandboxProcesses)
+	want := n + sandboxProcesses
 	if cur.Cur != unix.RLIM_INFINITY && cur.Cur <= want {
 		return procBound{}
 	}
 	return procBound{set: true, lim: unix.Rlimit{Cur: want, Max: cur.Max}}
+}
+
+// userTasks counts the tasks of uid, threads included, as RLIMIT_NPROC
+// does: procfs gives a process's task directory the owner of the process
+// and a link count of two plus its threads (proc_task_getattr). Counting
+// processes alone left a user whose programs run many threads (a JVM, a
+// browser) with a bound below what it already had: every fork of the
+// command then failed with EAGAIN.
+func userTasks(uid int) (uint64, bool) {
+	proc, err := os.Open("/proc")
+	if err != nil {
+		return 0, false
+	}
+	defer proc.Close()
+	names, err := proc.Readdirnames(-1)
+	if err != nil {
+		return 0, false
+	}
+	fd := int(proc.Fd())
+	var n uint64
+	for _, name := range names {
+		if c := name[0]; c < '0' || c > '9' {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name+"/task", &st, 0) != nil || int(st.Uid) != uid {
+			continue
+		}
+		if st.Nlink > 2 {
+			n += uint64(st.Nlink) - 2
+		} else {
+			n++
+		}
+	}
+	return n, true
 }
 
 // apply sets the bound for the fork (the limit is the whole process's,
