@@ -185,11 +185,11 @@ type DecisionSummary struct {
 // itself failed is no error: Summary.Status says how it ended.
 func Run(cfg Config) (Summary, error) {
 	// Catch the signals to forward. os/signal starts (and waits for) a
-	// thread of its own, so register from a goroutine, overlapping that with
-	// the policy work below, and wait for it before the child starts: a
-	// signal sent once the child runs (a harness's SIGTERM after the first
-	// line of output) must reach the child, not end wrun. One sent before
-	// ends wrun as it would end any process.
+	// thread of its own, so register from a goroutine, overlapping that
+	// with the policy work, and wait for it just before the child starts
+	// (in attempt): a signal sent once the child runs (a harness's SIGTERM
+	// after the first line of output) must reach the child, not end wrun.
+	// One sent before ends wrun as it would end any process.
 	sigs := make(chan os.Signal, 16)
 	registered := make(chan struct{})
 	go func() {
@@ -250,10 +250,9 @@ func Run(cfg Config) (Summary, error) {
 	c := sandbox.Command{Argv: cfg.Argv, Stdin: orFile(cfg.Stdin, os.Stdin), Stdout: orFile(cfg.Stdout, os.Stdout),
 		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}
 
-	<-registered
 	first := h
 	first.Search = search // retries search again
-	out := attempt(&cfg, pl, g, first, o, c, b.Ceiling)
+	out := attempt(&cfg, pl, g, first, o, c, b.Ceiling, registered)
 	fillSummary(&sum, out)
 	if out.err != nil {
 		return fail(out.code, out.err)
@@ -296,7 +295,7 @@ func Run(cfg Config) (Summary, error) {
 		call1(cfg.Hooks.Retrying, st.args())
 		sc := c
 		sc.Argv = st.argv
-		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling)
+		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling, registered)
 		rs := Summary{Sandbox: pl.Name(), Grant: st.grant.String()}
 		fillSummary(&rs, retry)
 		sum.Linger = both(sum.Linger, rs.Linger)
@@ -537,8 +536,9 @@ func both(a, b func()) func() {
 
 // attempt runs the command once under grant g: a private temp dir, the
 // policy, the plan, verify's steps around the child, and the analysis of
-// what was denied.
-func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
+// what was denied. registered is closed once the signals to forward are
+// caught; the child starts after that.
+func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling, registered <-chan struct{}) (out outcome) {
 	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
 	// Private and empty, at a path stable for the workspace (tools key
 	// caches on TMPDIR), never shared by two runs at once.
@@ -640,6 +640,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			defer pw.Close()
 		}
 	}
+	<-registered // signals caught before the child starts (Run)
 	res, err := pl.Run(c)
 	out.stderrOpen = true
 	if tail != nil {

@@ -70,6 +70,10 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 
 // run is Run with the interactive run's relay, or nil.
 func run(pl *Plan, c sandbox.Command, relay *ptyrelay.Relay) (sandbox.Result, error) {
+	// The count of the user's tasks (a read of /proc) overlaps with the
+	// steps before the fork.
+	bound := make(chan procBound, 1)
+	go func() { bound <- processBound() }()
 	for _, cr := range pl.Create {
 		if err := create(cr); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
@@ -100,7 +104,7 @@ func run(pl *Plan, c sandbox.Command, relay *ptyrelay.Relay) (sandbox.Result, er
 	// The launch goroutine starts first so that the runtime's creation of
 	// its thread overlaps with building the ruleset.
 	ready := make(chan *ruleset, 1)
-	go launch(pl, ready, c, relay, started, stops, done)
+	go launch(pl, ready, bound, c, relay, started, stops, done)
 	var rs *ruleset
 	if pl.ABI > 0 {
 		rules := pl.Rules
@@ -338,24 +342,22 @@ type startResult struct {
 // meanwhile and sends it on ready. With a relay the child is the relay's
 // monitor, and each of its stops is sent on stops; the caller handles
 // them on a thread of its own (this one may not signal wrun).
-func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.Relay, started chan<- startResult, stops chan<- syscall.Signal, done chan<- syscall.WaitStatus) {
+func launch(pl *Plan, ready <-chan *ruleset, bound <-chan procBound, c sandbox.Command, relay *ptyrelay.Relay, started chan<- startResult, stops chan<- syscall.Signal, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// The main thread is the one a signal to wrun's process finds:
 		// it must never share the command's domain. Another goroutine,
 		// on another thread, launches instead.
 		runtime.UnlockOSThread()
-		go launch(pl, ready, c, relay, started, stops, done)
+		go launch(pl, ready, bound, c, relay, started, stops, done)
 		return
 	}
 	interactive := relay != nil
 	// What needs no ruleset is done while the caller builds it: the
-	// first steps of the restriction, the filter's assembly, the count of
-	// the user's processes.
+	// first steps of the restriction, the filter's assembly.
 	r := launchRestriction{auditLog: pl.audit, seccomp: pl.Features.Seccomp, spec: pl.seccomp,
 		listen: pl.mediate, waitKillable: pl.Features.WaitKillable}
 	prep, err := prepareLaunch(r)
-	nproc := processBound()
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
@@ -395,7 +397,7 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.
 	sys := &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL}
 	relay.Apply(sys)
 	prog, argv := relay.Command("/proc/self/exe", path, c.Argv, len(files))
-	restore := nproc.apply()
+	restore := (<-bound).apply()
 	pid, err := syscall.ForkExec(prog, argv, &syscall.ProcAttr{Dir: p.Cwd, Env: p.Env, Files: files, Sys: sys})
 	restore()
 	runtime.KeepAlive(c)
