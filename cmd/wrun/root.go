@@ -247,7 +247,8 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newToolsCmd(stdin, stdout), newGoCacheProgCmd(stdin, stdout),
-		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout), newCacheCmd(stdout))
+		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout), newCacheCmd(stdout),
+		newHookCmd(stdin, stdout, stderr))
 	return root
 }
 

@@ -13,7 +13,7 @@
 //   - the run: proxy, escalate (denials into requests and their
 //     alternatives), run (one run, its approval loop), config.
 //   - the records and the harness: receipt, roster, session,
-//     tools/toolsfile.
+//     tools/toolsfile, hook.
 //   - cmd/wrun: flags and output; nothing imports it.
 //
 // Sandboxing system calls (Landlock, seccomp, no_new_privs, capability

@@ -19,7 +19,7 @@ func violations(deps map[string][]string) []string {
 	// core are the packages of the sandbox core; above are those it must
 	// not depend on.
 	core := []string{"grant", "tools", "verify", "policy", "access", "sandbox", "sandbox/linux", "sandbox/darwin"}
-	above := []string{"proxy", "escalate", "run", "config", "receipt", "roster", "session", "tools/toolsfile", "cmd/wrun"}
+	above := []string{"proxy", "escalate", "run", "config", "receipt", "roster", "session", "tools/toolsfile", "hook", "cmd/wrun"}
 	var out []string
 	for pkg, ds := range deps {
 		for _, d := range ds {
