@@ -209,6 +209,11 @@ func Run(cfg Config) (Summary, error) {
 		<-registered
 		signal.Stop(sigs)
 	}()
+	if ctx := cfg.Context; ctx != nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		go cancelOnDone(ctx, ended, sigs, cfg.KillAfter)
+	}
 
 	search := cfg.Search
 	if search == nil {
@@ -314,6 +319,32 @@ func Run(cfg Config) (Summary, error) {
 	// wrun's own status is the last attempt's; Attempts has each.
 	sum.ExitCode = sum.Status()
 	return sum, nil
+}
+
+// cancelOnDone ends the command when ctx is done, until ended: SIGTERM
+// through the forwarded signals, then SIGKILL after the grace.
+func cancelOnDone(ctx context.Context, ended <-chan struct{}, sigs chan<- os.Signal, grace time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-ended:
+		return
+	}
+	if grace <= 0 {
+		grace = cancelGrace
+	}
+	for _, s := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case sigs <- s:
+		default: // full: the forwarding is behind; the next one tells
+		}
+		t := time.NewTimer(grace)
+		select {
+		case <-t.C:
+		case <-ended:
+			t.Stop()
+			return
+		}
+	}
 }
 
 // retryStep is one command a retry runs: the command itself under the
@@ -641,6 +672,10 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		}
 	}
 	<-registered // signals caught before the child starts (Run)
+	if cfg.Context != nil && cfg.Context.Err() != nil {
+		sess.Finish(p.Finish, true) // no child started
+		return failed(ExitFailed, fmt.Errorf("the run was cancelled before the command started: %w", context.Cause(cfg.Context)))
+	}
 	res, err := pl.Run(c)
 	out.stderrOpen = true
 	if tail != nil {
