@@ -53,8 +53,8 @@ func (a *Analyzer) Alternatives(d sandbox.Denial) []Alternative {
 
 func (a *Analyzer) alternatives(f finding) []Alternative {
 	var out []Alternative
-	for i := range a.cat.Alternatives {
-		def := &a.cat.Alternatives[i]
+	for i := range alternatives {
+		def := &alternatives[i]
 		if !slices.Contains(def.Rules, f.by.Rule) && !slices.Contains(def.Rules, "*") {
 			continue
 		}
@@ -368,7 +368,7 @@ func (a *Analyzer) wouldProtect(root string) []access.Hole {
 	}
 	for d := a.p.Workdir; ; d = filepath.Dir(d) {
 		if gd := filepath.Join(d, ".git"); a.exists(gd) {
-			for _, pp := range a.cat.Protected {
+			for _, pp := range a.protected {
 				if pp.Under == "gitdir" {
 					add(filepath.Join(gd, pp.Rel), pp.Why)
 				}
@@ -379,13 +379,13 @@ func (a *Analyzer) wouldProtect(root string) []access.Hole {
 			break
 		}
 	}
-	for _, pp := range a.cat.Protected {
+	for _, pp := range a.protected {
 		if pp.Under == "workdir" {
 			add(filepath.Join(a.p.Workdir, pp.Rel), pp.Why)
 		}
 	}
 	if a.facts.Home != "" {
-		for _, pp := range a.cat.Protected {
+		for _, pp := range a.protected {
 			if pp.Under == "home" {
 				add(filepath.Join(a.facts.Home, pp.Rel), pp.Why)
 			}

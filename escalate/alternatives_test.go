@@ -324,7 +324,7 @@ func checkAlternatives(t *testing.T, a *Analyzer, alts []Alternative) {
 		}
 		// Descriptions quote the policy's reasons, which may name the
 		// attack ("at the next unsandboxed commit"); the catalogue's own
-		// templates are checked for these words when it loads.
+		// templates are checked for these words by TestCatalogue.
 		text := strings.ToLower(alt.Try + " " + strings.Join(alt.Args, " "))
 		for _, cmd := range alt.Commands {
 			text += " " + strings.Join(cmd, " ")

@@ -76,28 +76,23 @@ type Facts struct {
 // kernel denies an operation, why, and what to do instead. It is safe for
 // concurrent use; nothing in it changes after New.
 type Analyzer struct {
-	p       *policy.Policy
-	facts   Facts
-	model   *access.Model
-	ceiling Ceiling
-	nested  bool
-	caches  []toolCache
-	cat     *catalogue
-	getenv  func(string) string
-	guarded []string // Guarded
+	p         *policy.Policy
+	facts     Facts
+	model     *access.Model
+	ceiling   Ceiling
+	nested    bool
+	caches    []toolCache
+	protected []policy.ProtectedPattern // policy.ProtectedPatterns
+	getenv    func(string) string
+	guarded   []string // Guarded
 }
 
-// New returns an Analyzer for policy p. It fails only if the embedded
-// catalogue of alternatives is broken.
+// New returns an Analyzer for policy p. It fails only if p is nil.
 func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	if p == nil {
 		return nil, fmt.Errorf("escalate: nil policy")
 	}
-	cat, err := loadCatalogue()
-	if err != nil {
-		return nil, err
-	}
-	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform()), cat: cat}
+	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform()), protected: policy.ProtectedPatterns()}
 	a.getenv = func(name string) string {
 		v, _ := envlist.Lookup(f.Env, name)
 		return v

@@ -183,7 +183,7 @@ func (a *Analyzer) missingRule(f finding) finding {
 		switch {
 		case inScope():
 			return a.finish(f, "verify-scope", "")
-		case f.acc&writeRights != 0 && slices.Contains(a.cat.Lockfiles, filepath.Base(f.path)):
+		case f.acc&writeRights != 0 && slices.Contains(lockfiles, filepath.Base(f.path)):
 			return a.finish(f, "lockfile", "")
 		}
 		return a.finish(f, "workspace-read-only", "")
@@ -215,7 +215,7 @@ func (a *Analyzer) finishPath(f finding, rule, path string) finding {
 
 // finish fills in the field and the words of rule.
 func (a *Analyzer) finish(f finding, rule, why string) finding {
-	def := a.cat.rule(rule)
+	def := ruleOf(rule)
 	f.why = why
 	x := a.expander(f, nil)
 	f.by = WithheldBy{Field: def.Field, Rule: rule, Why: x.text(def.Why)}
@@ -254,7 +254,7 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 // why. It says what a widening would meet (finding.stays), not what
 // withheld a denial: that is the policy's own list (protectedAt).
 func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, string) {
-	for _, pp := range a.cat.Protected {
+	for _, pp := range a.protected {
 		switch pp.Under {
 		case "home":
 			if a.facts.Home == "" {

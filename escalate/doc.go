@@ -13,7 +13,7 @@
 //
 //   - classification: which grant field, rule, hidden or protected path
 //     withheld a denial, and why (Analyzer.Classify);
-//   - the catalogue of alternatives, kept as data (catalogue.json): for each
+//   - the catalogue of alternatives, a Go table (catalogue.go): for each
 //     kind of denial, concrete runnable alternatives ordered from the
 //     narrowest (a sanctioned route, an extra path, a grant field change,
 //     asking the parent), each checked against the ceiling. Disabling the
