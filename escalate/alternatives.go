@@ -112,7 +112,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		// hidden path opens it, one inside a hidden directory opens just
 		// itself. Never for a write, nor the home directory or / whole.
 		target := filepath.Clean(f.d.Path)
-		if f.acc&writeRights != 0 || f.d.Path == "" || !filepath.IsAbs(target) || target == "/" || target == a.facts.Home || !a.exists(target) {
+		if f.acc&access.WriteRights != 0 || f.d.Path == "" || !filepath.IsAbs(target) || target == "/" || target == a.facts.Home || !a.exists(target) {
 			return Alternative{}, false
 		}
 		x.target = target
@@ -132,7 +132,7 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		// own service at that port, and nothing else; or the host and port
 		// wrun's proxy refused.
 		h, err := grant.ParseHost(strings.TrimPrefix(f.d.Addr, "udp:"))
-		if f.d.Op == OpBind || err != nil || h.Port == 0 || !h.Loopback() && f.d.Right != RightConnectHost {
+		if f.d.Op == access.OpBind || err != nil || h.Port == 0 || !h.Loopback() && f.d.Right != RightConnectHost {
 			return Alternative{}, false
 		}
 		x.target = h.String()

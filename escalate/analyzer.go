@@ -122,10 +122,10 @@ func (f Facts) platform() access.Platform {
 // Check returns the rights op lacks under the policy, one Missing per path
 // and cause; nil means the kernel allows it. It is the access model's
 // answer (access.Model.Check) for the platform the Facts describe.
-func (a *Analyzer) Check(op Op) []Missing { return a.model.Check(access.Op(op)) }
+func (a *Analyzer) Check(op access.Op) []access.Missing { return a.model.Check(op) }
 
 // WouldDeny reports whether the kernel will deny op under the policy.
-func (a *Analyzer) WouldDeny(op Op) bool { return len(a.Check(op)) > 0 }
+func (a *Analyzer) WouldDeny(op access.Op) bool { return len(a.Check(op)) > 0 }
 
 // Rights returns the file system rights the policy leaves on path.
 func (a *Analyzer) Rights(path string) policy.Access { return a.model.Rights(path) }
@@ -133,6 +133,6 @@ func (a *Analyzer) Rights(path string) policy.Access { return a.model.Rights(pat
 // WouldDeny reports whether the kernel will deny op under p, assuming
 // carved protection and a kernel without pathname UNIX socket confinement
 // (the usual case); use New with Facts to say otherwise.
-func WouldDeny(p *policy.Policy, op Op) bool {
-	return len(access.New(p, access.Platform{}).Check(access.Op(op))) > 0
+func WouldDeny(p *policy.Policy, op access.Op) bool {
+	return len(access.New(p, access.Platform{}).Check(op)) > 0
 }

@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"errors"
+	"github.com/wrun-dev/wrun/access"
 	"slices"
 	"strings"
 	"testing"
@@ -66,10 +67,10 @@ func approvalRequest(t *testing.T, spec string, c *Ceiling) (*Analyzer, *Request
 	t.Helper()
 	a := analyzer(t, spec, Facts{Argv: []string{"cargo", "test"}, Ceiling: c})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
-		{Op: OpConnect, Addr: "127.0.0.1:9418", Right: RightConnectTCP, Exact: true},
-		{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
-		{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true},
+		{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+		{Op: access.OpConnect, Addr: "127.0.0.1:9418", Right: access.RightConnectTCP, Exact: true},
+		{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+		{Op: access.OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true},
 	})
 	return a, req
 }
@@ -224,8 +225,8 @@ func TestWidening(t *testing.T) {
 func TestApproveDropsCoveredPaths(t *testing.T) {
 	a := analyzer(t, "verify", Facts{})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: "/opt/tool/a/x", Right: "make_reg", Exact: true},
-		{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/opt/tool/a/x", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
 	})
 	w, err := Approve(req, Decision{Decision: DecisionApprove}, Ceiling{Grant: grant.Ceiling()})
 	if err != nil {
@@ -257,23 +258,23 @@ func TestNarrowestNeverTakesWhatLaterRunsTrust(t *testing.T) {
 		want    []string
 	}{
 		{name: "a source file: the file itself", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true}},
+			denials: []sandbox.Denial{{Op: access.OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true}},
 			want:    []string{"d1.allow-write"}},
 		{name: "outside the workspace: the directory", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true}},
 			want:    []string{"d1.allow-write"}},
 		{name: "cargo's registry: nothing", argv: []string{"cargo", "build"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}}},
 		{name: "the Go build cache: nothing", argv: []string{"go", "build"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg", Exact: true}}},
 		{name: "a start-up file: nothing", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpOpen, Path: home + "/.bashrc", Right: "write_file", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpOpen, Path: home + "/.bashrc", Right: "write_file", Exact: true}}},
 		{name: "a hook: nothing", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}}},
 		{name: "a cache beside a safe write: only the safe one", argv: []string{"cargo", "build"},
 			denials: []sandbox.Denial{
-				{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
-				{Op: OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true},
+				{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+				{Op: access.OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true},
 			},
 			want: []string{"d2.allow-write"}},
 	}
@@ -339,7 +340,7 @@ func TestSensitive(t *testing.T) {
 // one with desktop=off.
 func TestApproveAllowUnix(t *testing.T) {
 	const sock = "/run/user/1000/agent.sock"
-	den := sandbox.Denial{Op: OpConnect, Path: sock, Addr: "unix:" + sock, Right: RightConnectUnix, Exact: true}
+	den := sandbox.Denial{Op: access.OpConnect, Path: sock, Addr: "unix:" + sock, Right: access.RightConnectUnix, Exact: true}
 	for _, tc := range []struct {
 		ceiling string
 		within  bool
@@ -386,7 +387,7 @@ func TestApproveAllowUnix(t *testing.T) {
 // be told from its path).
 func TestApproveAllowRead(t *testing.T) {
 	key := home + "/.ssh/id_ed25519"
-	den := sandbox.Denial{Op: OpOpen, Path: key, Right: "read_file", Exact: true}
+	den := sandbox.Denial{Op: access.OpOpen, Path: key, Right: "read_file", Exact: true}
 	c := &Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingDefault}
 	a := analyzer(t, "verify", Facts{Ceiling: c})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
@@ -429,11 +430,11 @@ func TestApproveAllowHost(t *testing.T) {
 		host     string // the --allow-host offered, "" for none
 		ruleWant string
 	}{
-		{sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:5432", Right: RightConnectTCP, Exact: true}, "127.0.0.1:5432", "network-loopback"},
-		{sandbox.Denial{Op: OpConnect, Addr: "[::1]:6379", Right: RightConnectTCP, Exact: true}, "[::1]:6379", "network-loopback"},
-		{sandbox.Denial{Op: "sendto", Addr: "udp:127.0.0.53:53", Right: RightConnectUDP, Exact: true}, "127.0.0.53:53", "network-loopback"},
-		{sandbox.Denial{Op: OpConnect, Addr: "10.1.2.3:80", Right: RightConnectTCP, Exact: true}, "", "network-loopback"},
-		{sandbox.Denial{Op: OpBind, Addr: "0.0.0.0:8080", Right: RightBindTCP, Exact: true}, "", "network-loopback"},
+		{sandbox.Denial{Op: access.OpConnect, Addr: "127.0.0.1:5432", Right: access.RightConnectTCP, Exact: true}, "127.0.0.1:5432", "network-loopback"},
+		{sandbox.Denial{Op: access.OpConnect, Addr: "[::1]:6379", Right: access.RightConnectTCP, Exact: true}, "[::1]:6379", "network-loopback"},
+		{sandbox.Denial{Op: "sendto", Addr: "udp:127.0.0.53:53", Right: access.RightConnectUDP, Exact: true}, "127.0.0.53:53", "network-loopback"},
+		{sandbox.Denial{Op: access.OpConnect, Addr: "10.1.2.3:80", Right: access.RightConnectTCP, Exact: true}, "", "network-loopback"},
+		{sandbox.Denial{Op: access.OpBind, Addr: "0.0.0.0:8080", Right: access.RightBindTCP, Exact: true}, "", "network-loopback"},
 	} {
 		req := mustRequest(t, a, runEnd, []sandbox.Denial{tc.den})
 		d := req.Denials[0]

@@ -31,7 +31,10 @@ func TestCatalogue(t *testing.T) {
 		{"unknown placeholder", func(r []ruleDef, a []altDef) ([]ruleDef, []altDef) { r[0].Why += " {nope}"; return r, a }},
 		{"unknown rule", func(r []ruleDef, a []altDef) ([]ruleDef, []altDef) { a[0].Rules = []string{"nope"}; return r, a }},
 		{"unknown condition", func(r []ruleDef, a []altDef) ([]ruleDef, []altDef) { a[0].When.If = []string{"nope"}; return r, a }},
-		{"bad set", func(r []ruleDef, a []altDef) ([]ruleDef, []altDef) { a[0].Set = map[string]string{"files": "all"}; return r, a }},
+		{"bad set", func(r []ruleDef, a []altDef) ([]ruleDef, []altDef) {
+			a[0].Set = map[string]string{"files": "all"}
+			return r, a
+		}},
 		{"grant without set", func(r []ruleDef, a []altDef) ([]ruleDef, []altDef) {
 			return r, append(a, altDef{ID: "g", Rules: []string{"*"}, Kind: KindGrant, Description: "d", Try: "t"})
 		}},

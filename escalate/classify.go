@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -66,28 +67,28 @@ func (a *Analyzer) Classify(d sandbox.Denial) WithheldBy { return a.find(d).by }
 func (a *Analyzer) find(d sandbox.Denial) finding {
 	f := finding{d: d}
 	switch d.Right {
-	case RightConnectTCP, RightBindTCP, RightConnectUDP, RightBindUDP, RightSocketInet:
+	case access.RightConnectTCP, access.RightBindTCP, access.RightConnectUDP, access.RightBindUDP, access.RightSocketInet:
 		if a.p.Network.Loopback {
 			return a.finish(f, "network-loopback", "")
 		}
 		return a.finish(f, "network-off", "")
-	case RightSocketUnix:
+	case access.RightSocketUnix:
 		return a.finish(f, "unix-sockets-unconfined", "")
-	case RightConnectUnix:
+	case access.RightConnectUnix:
 		return a.finish(f, "unix-socket", "")
-	case RightConnectAbstract:
+	case access.RightConnectAbstract:
 		return a.finish(f, "abstract-socket", "")
-	case RightBindAbstract:
+	case access.RightBindAbstract:
 		return a.finish(f, "abstract-bind", "")
-	case RightSignal:
+	case access.RightSignal:
 		return a.finish(f, "signal-scope", "")
-	case RightSetID:
+	case access.RightSetID:
 		return a.finish(f, "setid-file", "")
-	case RightSendCredentials:
+	case access.RightSendCredentials:
 		return a.finish(f, "unix-credentials-mediated", "")
-	case RightPriority:
+	case access.RightPriority:
 		return a.finish(f, "priority-scope", "")
-	case RightTerminal:
+	case access.RightTerminal:
 		return a.finish(f, "terminal-scope", "")
 	case RightGitPush:
 		return a.finish(f, "git-push", "")
@@ -100,10 +101,10 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 	f.path = filepath.Clean(d.Path)
 	f.acc = ParseRights(d.Right)
 	f.at = f.path
-	if f.acc&dirRights != 0 {
+	if f.acc&access.DirRights != 0 {
 		f.at = filepath.Dir(f.path)
 	}
-	writes := f.acc&writeRights != 0 || d.Right == RightMetadata
+	writes := f.acc&access.WriteRights != 0 || d.Right == access.RightMetadata
 	if writes {
 		if pr, ok := a.protectedAt(f); ok {
 			f.why = pr.Why
@@ -174,7 +175,7 @@ func (a *Analyzer) missingRule(f finding) finding {
 		}
 		return false
 	}
-	if f.acc&writeRights == 0 && !policy.Within(f.path, a.p.Workdir) {
+	if f.acc&access.WriteRights == 0 && !policy.Within(f.path, a.p.Workdir) {
 		// What the child reads is named (policy's readable roots):
 		// nothing else is.
 		return a.finish(f, "not-readable", "")
@@ -183,12 +184,12 @@ func (a *Analyzer) missingRule(f finding) finding {
 		switch {
 		case inScope():
 			return a.finish(f, "verify-scope", "")
-		case f.acc&writeRights != 0 && slices.Contains(lockfiles, filepath.Base(f.path)):
+		case f.acc&access.WriteRights != 0 && slices.Contains(lockfiles, filepath.Base(f.path)):
 			return a.finish(f, "lockfile", "")
 		}
 		return a.finish(f, "workspace-read-only", "")
 	}
-	if f.acc&writeRights != 0 {
+	if f.acc&access.WriteRights != 0 {
 		if c := a.cacheAt(f.path); c != nil {
 			f.cache = c
 			return a.finishPath(f, "tool-cache", c.Path)
@@ -197,7 +198,7 @@ func (a *Analyzer) missingRule(f finding) finding {
 	if inScope() {
 		return a.finish(f, "verify-scope", "")
 	}
-	if a.p.Grant.Files < grant.FilesWrite && f.acc&writeRights != 0 {
+	if a.p.Grant.Files < grant.FilesWrite && f.acc&access.WriteRights != 0 {
 		for _, w := range a.facts.WriteScope {
 			if w.Dir && policy.Within(f.at, w.Path) || !w.Dir && f.path == w.Path {
 				return a.finish(f, "worktree-git-state", "")
@@ -233,7 +234,7 @@ func (a *Analyzer) finish(f finding, rule, why string) finding {
 // on. The policy protects paths only inside its writable rules: a path
 // outside them was never opened, and its refusal is the missing rule's.
 func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
-	removes := f.d.Op == OpRename || f.d.Op == OpUnlink || f.d.Op == OpRmdir || f.d.Op == OpLink
+	removes := f.d.Op == access.OpRename || f.d.Op == access.OpUnlink || f.d.Op == access.OpRmdir || f.d.Op == access.OpLink
 	for _, pr := range a.p.Protected {
 		if pr.Pin {
 			if removes && f.path == pr.Path {

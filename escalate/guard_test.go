@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"errors"
+	"github.com/wrun-dev/wrun/access"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestApprovalNeverOpensEtc(t *testing.T) {
 	root := Facts{Home: "/root", Env: []string{"HOME=/root"}, Exists: existing("/etc/passwd", "/opt/tool/x")}
 	a := analyzer(t, "write", root)
 	ceiling := Ceiling{Grant: a.ceiling.Grant, Source: CeilingDefault, Guarded: a.Guarded()}
-	preload := sandbox.Denial{Op: OpCreate, Path: "/etc/ld.so.preload", Right: "make_reg", Exact: true}
+	preload := sandbox.Denial{Op: access.OpCreate, Path: "/etc/ld.so.preload", Right: "make_reg", Exact: true}
 	req := a.Request(runEnd, []sandbox.Denial{preload})
 	for _, alt := range req.Denials[0].Alternatives {
 		if slices.Contains(alt.Args, "--allow-write") {
@@ -77,7 +78,7 @@ func TestApprovalNeverOpensEtc(t *testing.T) {
 	}
 
 	// The control.
-	opt := sandbox.Denial{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true}
+	opt := sandbox.Denial{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true}
 	req = a.Request(runEnd, []sandbox.Denial{opt})
 	w, err = Approve(req, Decision{Decision: DecisionApprove}, ceiling)
 	if err != nil || !slices.Equal(w.AllowWrite, []string{"/opt/tool"}) {
@@ -91,8 +92,8 @@ func TestCeilingBoundsPaths(t *testing.T) {
 	f := Facts{Exists: existing("/opt/tool/x", "/srv/data/x"), Ceiling: ceilingOf(t, "full,allow-write=/srv", CeilingFlag)}
 	a := analyzer(t, "write", f)
 	req := a.Request(runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
-		{Op: OpCreate, Path: "/srv/data/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/srv/data/y", Right: "make_reg", Exact: true},
 	})
 	kinds := func(d DeniedAct) (out []string) {
 		for _, alt := range d.Alternatives {
@@ -122,7 +123,7 @@ func TestRoutesCarryTheRunsFlags(t *testing.T) {
 	f := Facts{Argv: []string{"cargo", "test"}, Flags: []string{"--workdir", ws, "--keep-env", "GOFLAGS", "--allow-write", "/srv/out"},
 		RoleFlags: []string{"--role", "verifier"}}
 	a := analyzer(t, "verify", f)
-	req := a.Request(runEnd, []sandbox.Denial{{Op: OpCreate, Path: home + "/.cargo/registry/index/x", Right: "make_reg", Exact: true, Program: "cargo"}})
+	req := a.Request(runEnd, []sandbox.Denial{{Op: access.OpCreate, Path: home + "/.cargo/registry/index/x", Right: "make_reg", Exact: true, Program: "cargo"}})
 	var cmds [][]string
 	for _, alt := range req.Denials[0].Alternatives {
 		cmds = append(cmds, alt.Commands...)
