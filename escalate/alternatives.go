@@ -280,7 +280,7 @@ func (a *Analyzer) allowTarget(f finding, def *altDef) string {
 		if f.cache == nil {
 			return ""
 		}
-		target = f.cache.cacheRoot(f.path)
+		target = cacheRoot(f.cache, f.path)
 	case "{narrowest}":
 		// A right on the file itself (write, truncate) needs only the
 		// file; a directory right (create, remove) needs its parent.
@@ -321,9 +321,11 @@ func (a *Analyzer) grantRules(g grant.Grant) []policy.Rule {
 		}
 	}
 	if g.Shell == grant.ShellFull && cur.Shell < grant.ShellFull {
-		for _, c := range a.caches {
-			for _, p := range c.Full {
-				out = append(out, policy.Rule{Path: p, Access: policy.ReadWrite})
+		for _, c := range a.p.Caches {
+			for _, f := range c.Full {
+				if filepath.IsAbs(f.Path) {
+					out = append(out, policy.Rule{Path: f.Path, Access: policy.ReadWrite})
+				}
 			}
 		}
 	}

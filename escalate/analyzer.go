@@ -33,8 +33,8 @@ type Facts struct {
 	// Home is the invoking user's home directory (policy.Host.Home).
 	Home string
 	// Env is the invoking environment (policy.Host.Env), not the child's:
-	// it locates the user's tool caches (CARGO_HOME, GOCACHE, GOMODCACHE,
-	// XDG_CACHE_HOME) and tells whether this wrun is nested (WRUN_GRANT).
+	// it tells whether this wrun is nested (WRUN_GRANT). (The user's tool
+	// caches are the policy's: policy.Policy.Caches.)
 	Env []string
 	// Protection says how protected paths are enforced on this platform.
 	Protection Protection
@@ -81,10 +81,8 @@ type Analyzer struct {
 	model     *access.Model
 	ceiling   Ceiling
 	nested    bool
-	caches    []toolCache
 	protected []policy.ProtectedPattern // policy.ProtectedPatterns
-	getenv    func(string) string
-	guarded   []string // Guarded
+	guarded   []string                  // Guarded
 }
 
 // New returns an Analyzer for policy p. It fails only if p is nil.
@@ -93,10 +91,6 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 		return nil, fmt.Errorf("escalate: nil policy")
 	}
 	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform()), protected: policy.ProtectedPatterns()}
-	a.getenv = func(name string) string {
-		v, _ := envlist.Lookup(f.Env, name)
-		return v
-	}
 	if f.Ceiling != nil {
 		a.ceiling = *f.Ceiling
 	} else {
@@ -104,7 +98,6 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	}
 	parent, _ := envlist.Lookup(f.Env, EnvGrant)
 	a.nested = parent != ""
-	a.caches = toolCaches(p.Workdir, f.Home, a.getenv)
 	a.guarded = a.Guarded()
 	return a, nil
 }

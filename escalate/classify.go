@@ -51,7 +51,7 @@ type finding struct {
 	acc   policy.Access
 	path  string // the denied path, clean
 	at    string // where the right is checked
-	cache *toolCache
+	cache *verify.ToolCache
 	hole  string // the protected or hidden path a carved ancestor lost rights to
 	why   string // the policy entry's own why, for {why}
 	// stays says why no widening would let the act through, when the

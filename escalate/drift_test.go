@@ -4,12 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/sandbox"
 )
 
 // These tests hold this package to what policy.Compute really produces,
@@ -86,48 +86,6 @@ func TestProtectedPatternsMatchPolicy(t *testing.T) {
 	}
 }
 
-// TestToolCachesMatchPolicy: what this package believes shell=full makes
-// writable is what policy grants under shell=full.
-func TestToolCachesMatchPolicy(t *testing.T) {
-	h := makeHost(t)
-	for _, env := range [][]string{
-		h.env,
-		append(slices.Clone(h.env), "CARGO_HOME=/opt/cargo", "GOCACHE=/var/gocache", "GOPATH=/go1:/go2", "XDG_CACHE_HOME=/xdg"),
-		append(slices.Clone(h.env), "GOMODCACHE=/mods"),
-	} {
-		h.env = env
-		p := h.policy(t, "full", policy.Options{})
-		var want []string
-		for _, r := range p.Rules {
-			if strings.HasPrefix(r.Source, "full:") {
-				want = append(want, r.Path)
-			}
-		}
-		a, err := New(p, Facts{Home: h.home, Env: env})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range a.caches {
-			for _, f := range c.Full {
-				if !slices.Contains(got, f) {
-					got = append(got, f)
-				}
-			}
-		}
-		slices.Sort(want)
-		slices.Sort(got)
-		// The user's default GOCACHE lies in the XDG cache, which policy
-		// grants whole; this package names it on its own.
-		got = slices.DeleteFunc(got, func(p string) bool {
-			return !slices.Contains(want, p) && slices.ContainsFunc(want, func(w string) bool { return policy.Within(p, w) })
-		})
-		if !slices.Equal(got, want) {
-			t.Errorf("env %q:\n shell=full caches here %q\n policy grants        %q", env, got, want)
-		}
-	}
-}
-
 // TestCheckOnComputedPolicies runs the access model on policies Compute
 // made, carved as on a machine without a mount namespace.
 func TestCheckOnComputedPolicies(t *testing.T) {
@@ -180,6 +138,41 @@ func TestCheckOnComputedPolicies(t *testing.T) {
 				t.Errorf("%s %+v: %v", tc.grant, tc.op, err)
 			}
 			checkAlternatives(t, a, req.Denials[0].Alternatives)
+		}
+	}
+}
+
+// TestToolCacheFromComputedPolicy: the tool caches a denial is classified
+// by are those policy.Compute lists, wherever the environment puts them.
+func TestToolCacheFromComputedPolicy(t *testing.T) {
+	h := makeHost(t)
+	cargo := filepath.Join(h.root, "opt/cargo")
+	for _, tc := range []struct {
+		env        []string
+		path, want string
+	}{
+		{nil, h.home + "/.cargo/registry/cache/x.crate", h.home + "/.cargo"},
+		{[]string{"CARGO_HOME=" + cargo}, cargo + "/registry/x", cargo},
+		{[]string{"CARGO_HOME=" + cargo}, h.home + "/.cargo/registry/x", ""},
+		{[]string{"GOCACHE=/var/gocache"}, "/var/gocache/ab/x", "/var/gocache"},
+		{nil, h.home + "/.cache/go-build/ab/x", h.home + "/.cache/go-build"},
+	} {
+		h := h
+		h.env = append(slices.Clone(h.env), tc.env...)
+		p := h.policy(t, "verify", policy.Options{})
+		a, err := New(p, Facts{Home: h.home, Env: h.env, Exists: exists})
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := a.Classify(sandbox.Denial{Op: access.OpCreate, Path: tc.path, Right: "make_reg"})
+		if tc.want == "" {
+			if by.Rule == "tool-cache" {
+				t.Errorf("env %q: %s classified as a tool cache: %+v", tc.env, tc.path, by)
+			}
+			continue
+		}
+		if by.Rule != "tool-cache" || by.Path != tc.want {
+			t.Errorf("env %q: %s: %+v, want rule tool-cache at %s", tc.env, tc.path, by, tc.want)
 		}
 	}
 }
