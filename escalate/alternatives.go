@@ -358,40 +358,12 @@ func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 	return !ro
 }
 
-// wouldProtect lists the protected paths policy would add inside a newly
-// writable root: the workspace repository's config and hooks, the user's
-// start-up files.
+// wouldProtect lists, as holes of the access model, the protected paths
+// policy would add inside a newly writable root (policy.ProtectedIn).
 func (a *Analyzer) wouldProtect(root string) []access.Hole {
 	var out []access.Hole
-	add := func(path, why string) {
-		if policy.Within(path, root) && a.exists(path) {
-			out = append(out, access.Hole{Hole: policy.Hole{Path: path, Withheld: policy.Write, Why: why}, Protected: true})
-		}
-	}
-	for d := a.p.Workdir; ; d = filepath.Dir(d) {
-		if gd := filepath.Join(d, ".git"); a.exists(gd) {
-			for _, pp := range a.protected {
-				if pp.Under == "gitdir" {
-					add(filepath.Join(gd, pp.Rel), pp.Why)
-				}
-			}
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for _, pp := range a.protected {
-		if pp.Under == "workdir" {
-			add(filepath.Join(a.p.Workdir, pp.Rel), pp.Why)
-		}
-	}
-	if a.facts.Home != "" {
-		for _, pp := range a.protected {
-			if pp.Under == "home" {
-				add(filepath.Join(a.facts.Home, pp.Rel), pp.Why)
-			}
-		}
+	for _, h := range policy.ProtectedIn(root, a.p.Workdir, a.facts.Home, a.exists) {
+		out = append(out, access.Hole{Hole: h, Protected: true})
 	}
 	return out
 }

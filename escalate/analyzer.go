@@ -76,13 +76,12 @@ type Facts struct {
 // kernel denies an operation, why, and what to do instead. It is safe for
 // concurrent use; nothing in it changes after New.
 type Analyzer struct {
-	p         *policy.Policy
-	facts     Facts
-	model     *access.Model
-	ceiling   Ceiling
-	nested    bool
-	protected []policy.ProtectedPattern // policy.ProtectedPatterns
-	guarded   []string                  // Guarded
+	p       *policy.Policy
+	facts   Facts
+	model   *access.Model
+	ceiling Ceiling
+	nested  bool
+	guarded []string // Guarded
 }
 
 // New returns an Analyzer for policy p. It fails only if p is nil.
@@ -90,7 +89,7 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	if p == nil {
 		return nil, fmt.Errorf("escalate: nil policy")
 	}
-	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform()), protected: policy.ProtectedPatterns()}
+	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform())}
 	if f.Ceiling != nil {
 		a.ceiling = *f.Ceiling
 	} else {

@@ -3,7 +3,6 @@ package escalate
 import (
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
@@ -141,7 +140,7 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		}
 	}
 	if writes && f.stays == "" {
-		_, f.stays = a.protectedPattern(f.path, f.acc)
+		_, f.stays = policy.ProtectedAt(f.path, f.acc, a.p.Workdir, a.facts.Home, a.facts.Exists)
 	}
 	if f.acc == policy.Refer && m.Granted(f.at)&policy.Refer != 0 {
 		return a.finish(f, "refer-gain", "")
@@ -247,93 +246,6 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 		}
 	}
 	return policy.Protected{}, false
-}
-
-// protectedPattern recognizes the paths policy protects wherever a grant
-// makes them writable: a repository's config and hooks, the user's
-// start-up files, wrun's own config. It returns the protected path and
-// why. It says what a widening would meet (finding.stays), not what
-// withheld a denial: that is the policy's own list (protectedAt).
-func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, string) {
-	for _, pp := range a.protected {
-		switch pp.Under {
-		case "home":
-			if a.facts.Home == "" {
-				continue
-			}
-			base := filepath.Join(a.facts.Home, pp.Rel)
-			if policy.Within(path, base) {
-				return base, pp.Why
-			}
-		case "home-dot":
-			if a.facts.Home == "" || !policy.Within(path, a.facts.Home) || path == a.facts.Home {
-				continue
-			}
-			// The entry itself only: beneath it may lie a cache that a
-			// grant makes writable (the policy's own list covers the rest).
-			// A new one is removed after the run, not protected.
-			if filepath.Dir(path) == a.facts.Home && strings.HasPrefix(filepath.Base(path), ".") && a.facts.Exists != nil && a.facts.Exists(path) {
-				return path, pp.Why
-			}
-		case "workdir":
-			base := filepath.Join(a.p.Workdir, pp.Rel)
-			if policy.Within(path, base) {
-				return base, pp.Why
-			}
-		case "any":
-			if filepath.Base(path) == pp.Rel {
-				return path, pp.Why
-			}
-		case "file":
-			// Written as a file (opened for writing, truncated): an
-			// existing file, not a directory of that name.
-			if filepath.Base(path) == pp.Rel && acc&(policy.WriteFile|policy.Truncate) != 0 {
-				return path, pp.Why
-			}
-		case "gitdir":
-			gds := gitDirsOf(path)
-			for i, gd := range gds {
-				base := filepath.Join(gd, pp.Rel)
-				if !policy.Within(path, base) {
-					continue
-				}
-				if i+1 < len(gds) && policy.Within(gds[i+1], base) && slices.Contains(verify.GitDirListed, pp.Rel) {
-					// Inside a worktree's or submodule's git dir listed
-					// there: that git dir's own patterns protect it
-					// (files=write opens a linked worktree's own).
-					continue
-				}
-				return base, pp.Why
-			}
-		}
-	}
-	return "", ""
-}
-
-// gitDirsOf returns the repository directories path may lie in, judging by
-// its name alone: <x>/.git, a linked worktree's <x>/.git/worktrees/<name>,
-// and a submodule's <x>/.git/modules/<name>[/modules/<name>...].
-func gitDirsOf(path string) []string {
-	const dotGit = string(filepath.Separator) + ".git"
-	i := strings.LastIndex(path+string(filepath.Separator), dotGit+string(filepath.Separator))
-	if i < 0 {
-		return nil
-	}
-	gd := path[:i+len(dotGit)]
-	out := []string{gd}
-	rest := strings.Split(strings.TrimPrefix(path[len(gd):], string(filepath.Separator)), string(filepath.Separator))
-	switch {
-	case len(rest) >= 3 && rest[0] == "worktrees":
-		out = append(out, filepath.Join(gd, "worktrees", rest[1]))
-	case len(rest) >= 3 && rest[0] == "modules":
-		dir := filepath.Join(gd, "modules", rest[1])
-		out = append(out, dir)
-		for j := 2; j+2 < len(rest) && rest[j] == "modules"; j += 2 {
-			dir = filepath.Join(dir, "modules", rest[j+1])
-			out = append(out, dir)
-		}
-	}
-	return out
 }
 
 // regranted reports whether a rule inside the hidden path hole covers at:

@@ -161,21 +161,3 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
-
-func TestGitDirsOf(t *testing.T) {
-	tests := map[string][]string{
-		"/r/.git/config":                        {"/r/.git"},
-		"/r/.git":                               {"/r/.git"},
-		"/r/.github/workflows/x":                nil,
-		"/m/.git/worktrees/w/config":            {"/m/.git", "/m/.git/worktrees/w"},
-		"/m/.git/modules/a/modules/b/hooks/x":   {"/m/.git", "/m/.git/modules/a", "/m/.git/modules/a/modules/b"},
-		"/m/.git/modules/a/config":              {"/m/.git", "/m/.git/modules/a"},
-		"/home/u/proj/src/.git-credentials-ish": nil,
-	}
-	for in, want := range tests {
-		got := gitDirsOf(in)
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("gitDirsOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -20,7 +20,7 @@ const (
 var fixtureEnv = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 
 // fixture builds, without touching the disk, the policy policy.Compute
-// makes for spec on the fixture's host (drift_test.go runs the same kind
+// makes for spec on the fixture's host (computed_test.go runs the same kind
 // of checks on policies Compute really made).
 func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 	t.Helper()

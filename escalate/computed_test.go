@@ -12,9 +12,8 @@ import (
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
-// These tests hold this package to what policy.Compute really produces,
-// on a small tree made on disk: the catalogue's copies of policy's lists
-// (protected paths, tool caches) must not drift from the originals.
+// These tests run the analysis on policies policy.Compute really made, on
+// a small tree made on disk (the other tests use fixture's policies).
 
 type realHost struct {
 	root, home, ws, tmp string
@@ -61,29 +60,6 @@ func (h realHost) policy(t *testing.T, spec string, o policy.Options) *policy.Po
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
-}
-
-// TestProtectedPatternsMatchPolicy: every path policy protects is one the
-// catalogue's patterns recognize, with the same reason.
-func TestProtectedPatternsMatchPolicy(t *testing.T) {
-	h := makeHost(t)
-	p := h.policy(t, "write", policy.Options{AllowWrite: []string{h.home}})
-	a, err := New(p, Facts{Home: h.home, Env: h.env, Exists: exists})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Protected) < 10 {
-		t.Fatalf("the policy protects only %d paths; the test tree is wrong", len(p.Protected))
-	}
-	for _, pr := range p.Protected {
-		if pr.Pin {
-			continue // the gitdir itself: matched through the policy, it is pinned, not patterned
-		}
-		path, why := a.protectedPattern(pr.Path, policy.WriteFile)
-		if path != pr.Path || why != pr.Why {
-			t.Errorf("policy protects %s (%s); the catalogue says %q (%q)", pr.Path, pr.Why, path, why)
-		}
-	}
 }
 
 // TestCheckOnComputedPolicies runs the access model on policies Compute
