@@ -328,7 +328,7 @@ func TestSensitive(t *testing.T) {
 		{1, Alternative{Kind: KindAllowUnix, Args: []string{"--allow-unix", "/run/user/1000/bus"}}, true},
 	}
 	for _, tc := range tests {
-		if got := Sensitive(req, req.Denials[tc.den], tc.alt); got != tc.want {
+		if got := Sensitive(req, req.Denials[tc.den], fromArgs(tc.alt)); got != tc.want {
 			t.Errorf("Sensitive(%s, %q) = %v, want %v", req.Denials[tc.den].ID, tc.alt.Args, got, tc.want)
 		}
 	}
@@ -411,7 +411,7 @@ func TestApproveAllowRead(t *testing.T) {
 	// Malformed args are refused, not applied.
 	bad := *req
 	bad.Denials = slices.Clone(req.Denials)
-	bad.Denials[0].Alternatives = []Alternative{{ID: "d1.allow-read", Kind: KindAllowRead, Args: []string{"--allow-read", "relative"}, WithinCeiling: true}}
+	bad.Denials[0].Alternatives = []Alternative{fromArgs(Alternative{ID: "d1.allow-read", Kind: KindAllowRead, Args: []string{"--allow-read", "relative"}, WithinCeiling: true})}
 	if _, err := Approve(&bad, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-read"}}, *c); err == nil {
 		t.Error("an --allow-read of a relative path was approved")
 	}
@@ -477,4 +477,11 @@ func TestApproveAllowHost(t *testing.T) {
 			t.Errorf("%s: options %+v", tc.den.Addr, o.AllowHost)
 		}
 	}
+}
+
+// fromArgs is alt as a request read from its JSON form offers it: its
+// widening read back from its flags.
+func fromArgs(alt Alternative) Alternative {
+	alt.Widen, _ = parseWiden(alt.Args)
+	return alt
 }

@@ -71,7 +71,7 @@ func TestApprovalNeverOpensEtc(t *testing.T) {
 	forged := *req
 	forged.Denials = slices.Clone(req.Denials)
 	forged.Denials[0].Alternatives = append(slices.Clone(req.Denials[0].Alternatives),
-		Alternative{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/etc"}, WithinCeiling: true})
+		fromArgs(Alternative{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/etc"}, WithinCeiling: true}))
 	if _, err := Approve(&forged, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-write"}}, ceiling); err == nil ||
 		!strings.Contains(err.Error(), "system-wide start-up location") {
 		t.Errorf("approving --allow-write /etc by id: %v, want it refused", err)
@@ -109,7 +109,7 @@ func TestCeilingBoundsPaths(t *testing.T) {
 	}
 	forged := *req
 	forged.Denials = slices.Clone(req.Denials)
-	forged.Denials[0].Alternatives = []Alternative{{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/opt/tool"}, WithinCeiling: true}}
+	forged.Denials[0].Alternatives = []Alternative{fromArgs(Alternative{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/opt/tool"}, WithinCeiling: true})}
 	_, err := Approve(&forged, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-write"}}, *f.Ceiling)
 	var ce *CeilingError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "outside the ceiling's allow-write=/srv") {

@@ -36,6 +36,7 @@ func linkedRequest(t *testing.T) (req *escalate.Request, link, other string) {
 			ID: "d1", Path: link + "/x", Summary: "wrun: denied create $'" + link + "/x' (fake)",
 			Alternatives: []escalate.Alternative{
 				{ID: "d1.allow-write", Kind: escalate.KindAllowWrite, Args: []string{"--allow-write", link},
+					Widen:       escalate.Widen{Kind: escalate.KindAllowWrite, Path: link},
 					Description: "let this run write " + link + " as well"},
 				{ID: "d1.ask-parent", Kind: escalate.KindAskParent, Args: []string{}, Description: "ask the parent"},
 			},

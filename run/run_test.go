@@ -190,11 +190,16 @@ func TestTerminalDecision(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
+	network, err := grant.Parse("inspect,network=on")
+	if err != nil {
+		t.Fatal(err)
+	}
 	req := &escalate.Request{Grant: "files=read,shell=inspect,network=off,desktop=off", Workdir: "/w", Denials: []escalate.DeniedAct{{
 		ID: "d1",
 		Alternatives: []escalate.Alternative{
 			{ID: "d1.route", Kind: escalate.KindRoute, Description: "use the route"},
-			{ID: "d1.network", Kind: escalate.KindGrant, Args: []string{"--grant", "inspect,network=on"}},
+			{ID: "d1.network", Kind: escalate.KindGrant, Args: []string{"--grant", "inspect,network=on"},
+				Widen: escalate.Widen{Kind: escalate.KindGrant, Grant: network}},
 		},
 	}}}
 	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
