@@ -197,32 +197,28 @@ func (w *Widening) Args() []string {
 
 // Options adds the approved paths to the run's options.
 func (w *Widening) Options(o policy.Options) policy.Options {
-	o.AllowWrite = slices.Clone(o.AllowWrite)
-	for _, p := range w.AllowWrite {
-		if !slices.Contains(o.AllowWrite, p) {
-			o.AllowWrite = append(o.AllowWrite, p)
-		}
-	}
-	o.AllowRead = slices.Clone(o.AllowRead)
-	for _, p := range w.AllowRead {
-		if !slices.Contains(o.AllowRead, p) {
-			o.AllowRead = append(o.AllowRead, p)
-		}
-	}
-	o.AllowUnix = slices.Clone(o.AllowUnix)
-	for _, p := range w.AllowUnix {
-		if !slices.Contains(o.AllowUnix, p) {
-			o.AllowUnix = append(o.AllowUnix, p)
-		}
-	}
+	o.AllowWrite = appendNew(o.AllowWrite, w.AllowWrite...)
+	o.AllowRead = appendNew(o.AllowRead, w.AllowRead...)
+	o.AllowUnix = appendNew(o.AllowUnix, w.AllowUnix...)
 	o.AllowHost = slices.Clone(o.AllowHost)
 	for _, v := range w.AllowHost {
 		// Approve parsed each one.
-		if h, err := grant.ParseHost(v); err == nil && !slices.Contains(o.AllowHost, h) {
-			o.AllowHost = append(o.AllowHost, h)
+		if h, err := grant.ParseHost(v); err == nil {
+			o.AllowHost = appendNew(o.AllowHost, h)
 		}
 	}
 	return o
+}
+
+// appendNew returns a copy of to with each of vs it lacks added.
+func appendNew[T comparable](to []T, vs ...T) []T {
+	out := slices.Clone(to)
+	for _, v := range vs {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Approve turns an approver's decision on req into a widening, checked
@@ -326,20 +322,15 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 
 // add records one approved widening.
 func (w *Widening) add(wd Widen) {
-	addPath := func(to *[]string, p string) {
-		if !slices.Contains(*to, p) {
-			*to = append(*to, p)
-		}
-	}
 	switch wd.Kind {
 	case KindAllowWrite:
-		addPath(&w.AllowWrite, wd.Path)
+		w.AllowWrite = appendNew(w.AllowWrite, wd.Path)
 	case KindAllowRead:
-		addPath(&w.AllowRead, wd.Path)
+		w.AllowRead = appendNew(w.AllowRead, wd.Path)
 	case KindAllowUnix:
-		addPath(&w.AllowUnix, wd.Path)
+		w.AllowUnix = appendNew(w.AllowUnix, wd.Path)
 	case KindAllowHost:
-		addPath(&w.AllowHost, wd.Host.String())
+		w.AllowHost = appendNew(w.AllowHost, wd.Host.String())
 	case KindGrant:
 		w.Grant = widen(w.Grant, wd.Grant)
 	}
