@@ -339,7 +339,7 @@ func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 		return true
 	}
 	var holes []access.Hole
-	if a.facts.Protection == ProtectCarved && a.facts.Exists != nil {
+	if a.facts.Protection == access.ProtectCarved && a.facts.Exists != nil {
 		for _, r := range rules {
 			holes = append(holes, a.wouldProtect(r.Path)...)
 		}

@@ -81,7 +81,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "cargo registry in a nested run whose ceiling is verify", grant: "verify",
-			facts: Facts{Argv: cargoTest, Ceiling: ceilingOf(t, "verify", EnvCeiling)},
+			facts: Facts{Argv: cargoTest, Ceiling: ceilingOf(t, "verify", grant.EnvCeiling)},
 			d:     sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
 			want:  "cargo-fetch-first:beyond-ceiling allow-write-cache:beyond-ceiling shell-full:beyond-ceiling ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
@@ -132,7 +132,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "missing Cargo.lock cannot be named by --allow-write", grant: "verify",
-			facts: Facts{Argv: cargoTest, Exists: existing(ws + "/src/main.rs"), Protection: ProtectExact},
+			facts: Facts{Argv: cargoTest, Exists: existing(ws + "/src/main.rs"), Protection: access.ProtectExact},
 			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/Cargo.lock", Right: "make_reg"},
 			want:  "cargo-generate-lockfile:route files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
@@ -179,13 +179,13 @@ func TestAlternatives(t *testing.T) {
 			// --allow-write of a directory above them; files=write, which
 			// protects them, is offered.
 			name: "the same with mounted protection", grant: "verify",
-			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: ProtectExact},
+			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: access.ProtectExact},
 			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
 			want:  "use-tmpdir:route files-write:grant ask-parent:ask-parent",
 		},
 		{
 			name: "workspace write beyond a files=read ceiling", grant: "verify",
-			facts: Facts{Ceiling: ceilingOf(t, "verify", CeilingFlag)},
+			facts: Facts{Ceiling: ceilingOf(t, "verify", grant.CeilingFlag)},
 			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/src/x", Right: "make_reg"},
 			want:  "use-tmpdir:route allow-write:beyond-ceiling files-write:beyond-ceiling ask-parent:ask-parent",
 		},
@@ -261,7 +261,7 @@ func TestAlternatives(t *testing.T) {
 			},
 		},
 		{
-			name: "tcp with network off and a ceiling without network", grant: "write", facts: Facts{Argv: []string{"git", "fetch"}, Ceiling: ceilingOf(t, "write", EnvCeiling)},
+			name: "tcp with network off and a ceiling without network", grant: "write", facts: Facts{Argv: []string{"git", "fetch"}, Ceiling: ceilingOf(t, "write", grant.EnvCeiling)},
 			d:    sandbox.Denial{Op: access.OpConnect, Addr: "127.0.0.1:9418", Right: access.RightConnectTCP},
 			want: "network-on:beyond-ceiling ask-parent:ask-parent",
 		},

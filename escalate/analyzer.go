@@ -10,20 +10,6 @@ import (
 	"github.com/wrun-dev/wrun/verify"
 )
 
-// Protection says how the platform keeps protected paths unwritable, which
-// changes what else is denied (see access.Protection).
-type Protection = access.Protection
-
-// The values of Protection.
-const (
-	// ProtectCarved: protected paths are holes carved out of the writable
-	// rules (see access.ProtectCarved).
-	ProtectCarved = access.ProtectCarved
-	// ProtectExact: protected paths are refused exactly, by wrun's
-	// mediation (see access.ProtectExact).
-	ProtectExact = access.ProtectExact
-)
-
 // Facts are what the analysis needs besides the policy: facts about the
 // invocation and the platform. The zero value is usable: it assumes carved
 // protection, a kernel that restricts every file system right and TCP, an
@@ -37,7 +23,7 @@ type Facts struct {
 	// caches are the policy's: policy.Policy.Caches.)
 	Env []string
 	// Protection says how protected paths are enforced on this platform.
-	Protection Protection
+	Protection access.Protection
 	// UnixConfined is set when the kernel confines connecting to pathname
 	// UNIX sockets (Landlock ABI 9). Without it, desktop=off refuses to
 	// create AF_UNIX sockets at all.
@@ -93,9 +79,9 @@ func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	if f.Ceiling != nil {
 		a.ceiling = *f.Ceiling
 	} else {
-		a.ceiling = Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+		a.ceiling = Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	}
-	parent, _ := envlist.Lookup(f.Env, EnvGrant)
+	parent, _ := envlist.Lookup(f.Env, grant.EnvGrant)
 	a.nested = parent != ""
 	a.guarded = a.Guarded()
 	return a, nil
@@ -108,7 +94,7 @@ func (f Facts) platform() access.Platform {
 	// Where protected paths are held exactly (wrun mediates), hidden paths
 	// are withheld whole too (access.Platform.MaskHidden), and Entry rules
 	// hold (wrun performs the calls in their directories).
-	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectExact, Entries: f.Protection == ProtectExact}
+	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == access.ProtectExact, Entries: f.Protection == access.ProtectExact}
 }
 
 // Check returns the rights op lacks under the policy, one Missing per path

@@ -39,7 +39,7 @@ func TestCheckDelegates(t *testing.T) {
 		{Kind: access.OpConnect, Addr: "unix:/run/user/1000/bus"},
 		{Kind: access.OpSocket, Addr: "unix"},
 	}
-	facts := []Facts{{}, {Protection: ProtectExact}, {UnixConfined: true}}
+	facts := []Facts{{}, {Protection: access.ProtectExact}, {UnixConfined: true}}
 	for _, spec := range []string{"inspect", "verify", "write", "full,desktop=on"} {
 		for _, f := range facts {
 			a := analyzer(t, spec, f)
@@ -52,7 +52,7 @@ func TestCheckDelegates(t *testing.T) {
 				if a.WouldDeny(op) != (len(want) > 0) {
 					t.Errorf("%s %+v: WouldDeny(%+v) disagrees with Check", spec, f, op)
 				}
-				if f.Protection == ProtectCarved && !f.UnixConfined && WouldDeny(a.p, op) != (len(want) > 0) {
+				if f.Protection == access.ProtectCarved && !f.UnixConfined && WouldDeny(a.p, op) != (len(want) > 0) {
 					t.Errorf("%s: package WouldDeny(%+v) disagrees with Check", spec, op)
 				}
 			}

@@ -15,14 +15,6 @@ import (
 	"github.com/wrun-dev/wrun/policy"
 )
 
-// Where a ceiling came from (Ceiling.Source): grant owns the vocabulary.
-const (
-	CeilingDefault = grant.CeilingDefault
-	CeilingFlag    = grant.CeilingFlag
-	EnvCeiling     = grant.EnvCeiling
-	EnvGrant       = grant.EnvGrant
-)
-
 // Ceiling bounds every approval: no alternative that exceeds it is
 // offered, and no widening beyond it is approved. Package run computes it
 // (run.Resolve); here it is only checked against.

@@ -76,7 +76,7 @@ func approvalRequest(t *testing.T, spec string, c *Ceiling) (*Analyzer, *Request
 }
 
 func TestApprove(t *testing.T) {
-	defaultCeiling := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	defaultCeiling := Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	tests := []struct {
 		name       string
 		spec       string
@@ -95,7 +95,7 @@ func TestApprove(t *testing.T) {
 		{name: "empty alternatives: the same as omitted", spec: "verify,network=off", ceiling: defaultCeiling,
 			decision: `{"decision": "approve", "alternatives": []}`,
 			grant:    "verify", allow: []string{ws + "/src/main.rs"}, unresolved: []string{"d1", "d3"}},
-		{name: "default: only what is inside the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: CeilingFlag},
+		{name: "default: only what is inside the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.CeilingFlag},
 			decision: `{"decision": "approve"}`,
 			grant:    "verify,network=off", unresolved: []string{"d1", "d2", "d3", "d4"}},
 		{name: "the shared cache, named", spec: "verify,network=off", ceiling: defaultCeiling,
@@ -114,13 +114,13 @@ func TestApprove(t *testing.T) {
 		{name: "garbage is a deny", spec: "verify", ceiling: defaultCeiling, decision: `ok, go ahead`, err: "escalation denied: the approver's answer is not a decision"},
 		{name: "unknown id", spec: "verify", ceiling: defaultCeiling,
 			decision: `{"decision": "approve", "alternatives": ["d9.sandbox-off"]}`, err: `no alternative "d9.sandbox-off" in the request; it offers d1.cargo-fetch-first`},
-		{name: "beyond the ceiling, as offered", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling},
+		{name: "beyond the ceiling, as offered", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.EnvCeiling},
 			decision: `{"decision": "approve", "alternatives": ["d2.network-on"]}`,
 			err:      "widening refused: d2.network-on is beyond the ceiling; network=on exceeds the ceiling's network=off; the ceiling is verify,network=off (from WRUN_CEILING)"},
-		{name: "beyond a ceiling narrower than the request's", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling},
+		{name: "beyond a ceiling narrower than the request's", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.EnvCeiling},
 			decision: `{"decision": "approve", "alternatives": ["d2.network-on"]}`,
 			err:      "widening refused"},
-		{name: "a path beyond the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingFlag},
+		{name: "a path beyond the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify"), Source: grant.CeilingFlag},
 			decision: `{"decision": "approve", "alternatives": ["d4.allow-write"]}`,
 			err:      "--allow-write " + ws + "/src/main.rs counts as write: files=write exceeds the ceiling's files=read"},
 	}
@@ -171,8 +171,8 @@ func TestApprove(t *testing.T) {
 func TestApproveErrorTypes(t *testing.T) {
 	_, req := approvalRequest(t, "verify,network=off", nil)
 	var ce *CeilingError
-	_, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d2.network-on"}}, Ceiling{Grant: mustGrant(t, "write"), Source: EnvCeiling})
-	if !errors.As(err, &ce) || ce.Ceiling.Source != EnvCeiling {
+	_, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d2.network-on"}}, Ceiling{Grant: mustGrant(t, "write"), Source: grant.EnvCeiling})
+	if !errors.As(err, &ce) || ce.Ceiling.Source != grant.EnvCeiling {
 		t.Errorf("want a *CeilingError naming the ceiling, got %v", err)
 	}
 	var de *DeniedError
@@ -184,7 +184,7 @@ func TestApproveErrorTypes(t *testing.T) {
 // TestApproveDistrustsTheRequest: a request edited on its way to the
 // approver (a beyond-ceiling entry relabelled) is still refused.
 func TestApproveDistrustsTheRequest(t *testing.T) {
-	c := Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling}
+	c := Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.EnvCeiling}
 	_, req := approvalRequest(t, "verify,network=off", &c)
 	for i := range req.Denials {
 		for j := range req.Denials[i].Alternatives {
@@ -250,7 +250,7 @@ func mustGrant(t testing.TB, spec string) grant.Grant {
 // approves, per denial, the narrowest widening inside the ceiling, and
 // never a write to a shared cache, a start-up file or a protected path.
 func TestNarrowestNeverTakesWhatLaterRunsTrust(t *testing.T) {
-	ceiling := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	ceiling := Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	tests := []struct {
 		name    string
 		argv    []string
@@ -345,7 +345,7 @@ func TestApproveAllowUnix(t *testing.T) {
 		ceiling string
 		within  bool
 	}{{"files=write,shell=full,network=on,desktop=on", true}, {"files=write,shell=full,network=on,desktop=off", false}} {
-		c := &Ceiling{Grant: mustGrant(t, tc.ceiling), Source: CeilingDefault}
+		c := &Ceiling{Grant: mustGrant(t, tc.ceiling), Source: grant.CeilingDefault}
 		a := analyzer(t, "verify", Facts{Ceiling: c})
 		req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
 		var alt *Alternative
@@ -388,7 +388,7 @@ func TestApproveAllowUnix(t *testing.T) {
 func TestApproveAllowRead(t *testing.T) {
 	key := home + "/.ssh/id_ed25519"
 	den := sandbox.Denial{Op: access.OpOpen, Path: key, Right: "read_file", Exact: true}
-	c := &Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingDefault}
+	c := &Ceiling{Grant: mustGrant(t, "verify"), Source: grant.CeilingDefault}
 	a := analyzer(t, "verify", Facts{Ceiling: c})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
 	alt := req.Denials[0].Alternatives[0]
@@ -423,7 +423,7 @@ func TestApproveAllowRead(t *testing.T) {
 // or a connect beyond loopback, offers no --allow-host (it would not
 // help), only network=on.
 func TestApproveAllowHost(t *testing.T) {
-	c := &Ceiling{Grant: mustGrant(t, "full"), Source: CeilingDefault}
+	c := &Ceiling{Grant: mustGrant(t, "full"), Source: grant.CeilingDefault}
 	a := analyzer(t, "verify,network=loopback", Facts{Ceiling: c})
 	for _, tc := range []struct {
 		den      sandbox.Denial

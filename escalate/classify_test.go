@@ -105,7 +105,7 @@ func TestClassify(t *testing.T) {
 		{name: "new file beside .git, carved", grant: "write",
 			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
 			field: "protected", rule: "protected-ancestor", path: ws + "/.git/config", why: "CAP_SYS_ADMIN"},
-		{name: "metadata of a read-only mount", grant: "write", facts: Facts{Protection: ProtectExact},
+		{name: "metadata of a read-only mount", grant: "write", facts: Facts{Protection: access.ProtectExact},
 			d:     sandbox.Denial{Op: access.OpChmod, Path: ws + "/.git/config", Right: access.RightMetadata},
 			field: "protected", rule: "protected", path: ws + "/.git/config"},
 		{name: "credential store", grant: "full",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -53,7 +54,7 @@ func TestGuardRefusal(t *testing.T) {
 func TestApprovalNeverOpensEtc(t *testing.T) {
 	root := Facts{Home: "/root", Env: []string{"HOME=/root"}, Exists: existing("/etc/passwd", "/opt/tool/x")}
 	a := analyzer(t, "write", root)
-	ceiling := Ceiling{Grant: a.ceiling.Grant, Source: CeilingDefault, Guarded: a.Guarded()}
+	ceiling := Ceiling{Grant: a.ceiling.Grant, Source: grant.CeilingDefault, Guarded: a.Guarded()}
 	preload := sandbox.Denial{Op: access.OpCreate, Path: "/etc/ld.so.preload", Right: "make_reg", Exact: true}
 	req := a.Request(runEnd, []sandbox.Denial{preload})
 	for _, alt := range req.Denials[0].Alternatives {
@@ -89,7 +90,7 @@ func TestApprovalNeverOpensEtc(t *testing.T) {
 // TestCeilingBoundsPaths: a ceiling with allow-write= offers and approves
 // an --allow-write only inside its directories.
 func TestCeilingBoundsPaths(t *testing.T) {
-	f := Facts{Exists: existing("/opt/tool/x", "/srv/data/x"), Ceiling: ceilingOf(t, "full,allow-write=/srv", CeilingFlag)}
+	f := Facts{Exists: existing("/opt/tool/x", "/srv/data/x"), Ceiling: ceilingOf(t, "full,allow-write=/srv", grant.CeilingFlag)}
 	a := analyzer(t, "write", f)
 	req := a.Request(runEnd, []sandbox.Denial{
 		{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},

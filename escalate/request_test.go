@@ -73,7 +73,7 @@ func TestRequestDoneMeans(t *testing.T) {
 		t.Errorf("line\n got %q\nwant %q", got, want)
 	}
 	if req.Grant != "files=read,shell=verify,network=on,desktop=off" || req.GrantName != "verify" ||
-		req.Ceiling != grant.Ceiling().String() || req.CeilingSource != CeilingDefault || req.ExitCode != 1 ||
+		req.Ceiling != grant.Ceiling().String() || req.CeilingSource != grant.CeilingDefault || req.ExitCode != 1 ||
 		req.Time != "2026-12-01T10:00:00Z" || strings.Join(req.Command, " ") != strings.Join(argv, " ") {
 		t.Errorf("request header %+v", req)
 	}
@@ -177,16 +177,16 @@ func TestEveryRequestValidates(t *testing.T) {
 		{Op: access.OpRename, Path: tmp + "/a", Right: "refer", Exact: true},
 		{Op: "ioctl", Path: "/dev/tty", Right: "ioctl_dev", Exact: true},
 	}
-	ceilings := []*Ceiling{nil, ceilingOf(t, "verify", EnvCeiling), ceilingOf(t, "inspect", CeilingFlag+" narrowed by "+EnvGrant)}
+	ceilings := []*Ceiling{nil, ceilingOf(t, "verify", grant.EnvCeiling), ceilingOf(t, "inspect", grant.CeilingFlag+" narrowed by "+grant.EnvGrant)}
 	argvs := [][]string{{"cargo", "test"}, {"go", "test", "./..."}, {"npm", "ci"}, {"sh", "-c", "make && echo <done> & true"}, nil}
 	n := 0
 	for _, spec := range []string{"inspect", "verify", "write", "full", "inspect,files=none", "verify,network=off,desktop=on"} {
-		for _, prot := range []Protection{ProtectCarved, ProtectExact} {
+		for _, prot := range []access.Protection{access.ProtectCarved, access.ProtectExact} {
 			for i, c := range ceilings {
 				f := Facts{Protection: prot, Ceiling: c, Argv: argvs[(n+i)%len(argvs)],
 					VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}}
 				a := analyzer(t, spec, f)
-				req := mustRequest(t, a, Run{RunID: runEnd.RunID, Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectExact}, denials)
+				req := mustRequest(t, a, Run{RunID: runEnd.RunID, Time: runEnd.Time, ExitCode: 101, Degraded: prot == access.ProtectExact}, denials)
 				for _, d := range req.Denials {
 					checkAlternatives(t, a, d.Alternatives)
 				}

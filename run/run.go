@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
@@ -696,9 +697,9 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		// computes verify's scope again) to make.
 		return out
 	}
-	prot := escalate.ProtectCarved
+	prot := access.ProtectCarved
 	if out.rep.Mediated {
-		prot = escalate.ProtectExact
+		prot = access.ProtectExact
 	}
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
