@@ -71,17 +71,3 @@ func TestOpDenials(t *testing.T) {
 		t.Errorf("Denials = %+v", ds)
 	}
 }
-
-func TestParseRights(t *testing.T) {
-	for in, want := range map[string]policy.Access{
-		"write_file":          policy.WriteFile,
-		"make_reg,refer":      policy.MakeReg | policy.Refer,
-		"connect_tcp":         0,
-		"":                    0,
-		policy.Write.String(): policy.Write,
-	} {
-		if got := ParseRights(in); got != want {
-			t.Errorf("ParseRights(%q) = %v, want %v", in, got, want)
-		}
-	}
-}

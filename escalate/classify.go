@@ -98,7 +98,7 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		return a.finish(f, "unknown", "")
 	}
 	f.path = filepath.Clean(d.Path)
-	f.acc = ParseRights(d.Right)
+	f.acc = policy.ParseAccess(d.Right)
 	f.at = f.path
 	if f.acc&access.DirRights != 0 {
 		f.at = filepath.Dir(f.path)

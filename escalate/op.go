@@ -1,11 +1,7 @@
 package escalate
 
 import (
-	"math/bits"
-	"strings"
-
 	"github.com/wrun-dev/wrun/access"
-	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -35,21 +31,4 @@ func exactDenials(op access.Op, missing []access.Missing) []sandbox.Denial {
 		out = append(out, sandbox.Denial{Op: op.Kind, Path: m.Path, Addr: m.Addr, Right: m.Right, Exact: true, Count: 1})
 	}
 	return out
-}
-
-// ParseRights reads a comma-joined list of right names ("write_file",
-// "make_reg,refer"). Names that are not file system rights (connect_tcp)
-// are ignored: they come back as 0.
-func ParseRights(s string) policy.Access {
-	var a policy.Access
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		for i := 0; i < bits.Len64(uint64(policy.All)); i++ {
-			bit := policy.Access(1) << i
-			if n := bit.Names(); len(n) == 1 && n[0] == name {
-				a |= bit
-			}
-		}
-	}
-	return a
 }

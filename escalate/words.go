@@ -184,7 +184,7 @@ func verb(op, right string) string {
 	case access.OpBind:
 		return "bind"
 	}
-	acc := ParseRights(right)
+	acc := policy.ParseAccess(right)
 	switch {
 	case acc&(policy.WriteFile|policy.Truncate) != 0:
 		return "write to"
