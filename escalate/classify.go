@@ -60,39 +60,35 @@ type finding struct {
 	stays string
 }
 
+// rightRules are the rules that withhold the rights that are not file
+// system rights, one each (network-off stands for network-loopback under
+// network=loopback and hosts).
+var rightRules = map[string]string{
+	access.RightConnectTCP: "network-off", access.RightBindTCP: "network-off", access.RightConnectUDP: "network-off",
+	access.RightBindUDP: "network-off", access.RightSocketInet: "network-off",
+	access.RightSocketUnix:      "unix-sockets-unconfined",
+	access.RightConnectUnix:     "unix-socket",
+	access.RightConnectAbstract: "abstract-socket",
+	access.RightBindAbstract:    "abstract-bind",
+	access.RightSignal:          "signal-scope",
+	access.RightSetID:           "setid-file",
+	access.RightSendCredentials: "unix-credentials-mediated",
+	access.RightPriority:        "priority-scope",
+	access.RightTerminal:        "terminal-scope",
+	RightGitPush:                "git-push",
+	RightConnectHost:            "network-hosts",
+}
+
 // Classify says which rule or grant field withheld d under the policy.
 func (a *Analyzer) Classify(d sandbox.Denial) WithheldBy { return a.find(d).by }
 
 func (a *Analyzer) find(d sandbox.Denial) finding {
 	f := finding{d: d}
-	switch d.Right {
-	case access.RightConnectTCP, access.RightBindTCP, access.RightConnectUDP, access.RightBindUDP, access.RightSocketInet:
-		if a.p.Network.Loopback {
-			return a.finish(f, "network-loopback", "")
-		}
-		return a.finish(f, "network-off", "")
-	case access.RightSocketUnix:
-		return a.finish(f, "unix-sockets-unconfined", "")
-	case access.RightConnectUnix:
-		return a.finish(f, "unix-socket", "")
-	case access.RightConnectAbstract:
-		return a.finish(f, "abstract-socket", "")
-	case access.RightBindAbstract:
-		return a.finish(f, "abstract-bind", "")
-	case access.RightSignal:
-		return a.finish(f, "signal-scope", "")
-	case access.RightSetID:
-		return a.finish(f, "setid-file", "")
-	case access.RightSendCredentials:
-		return a.finish(f, "unix-credentials-mediated", "")
-	case access.RightPriority:
-		return a.finish(f, "priority-scope", "")
-	case access.RightTerminal:
-		return a.finish(f, "terminal-scope", "")
-	case RightGitPush:
-		return a.finish(f, "git-push", "")
-	case RightConnectHost:
-		return a.finish(f, "network-hosts", "")
+	switch rule := rightRules[d.Right]; {
+	case rule == "network-off" && a.p.Network.Loopback:
+		return a.finish(f, "network-loopback", "")
+	case rule != "":
+		return a.finish(f, rule, "")
 	}
 	if d.Path == "" {
 		return a.finish(f, "unknown", "")
