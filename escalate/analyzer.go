@@ -10,6 +10,21 @@ import (
 	"github.com/wrun-dev/wrun/verify"
 )
 
+// Protection says how the platform keeps protected paths unwritable, which
+// changes what else is denied (see access.Protection).
+type Protection = access.Protection
+
+// The values of Protection (access's, under the names run and the
+// harness code use here).
+const (
+	// ProtectCarved: protected paths are holes carved out of the writable
+	// rules (see access.ProtectCarved).
+	ProtectCarved = access.ProtectCarved
+	// ProtectExact: protected paths are refused exactly, by wrun's
+	// mediation (see access.ProtectExact).
+	ProtectExact = access.ProtectExact
+)
+
 // Facts are what the analysis needs besides the policy: facts about the
 // invocation and the platform. The zero value is usable: it assumes carved
 // protection, a kernel that restricts every file system right and TCP, an

@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
@@ -697,9 +696,9 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		// computes verify's scope again) to make.
 		return out
 	}
-	prot := access.ProtectCarved
+	prot := escalate.ProtectCarved
 	if out.rep.Mediated {
-		prot = access.ProtectExact
+		prot = escalate.ProtectExact
 	}
 	a, err := escalate.New(p, escalate.Facts{
 		Home: h.Home, Env: h.Env, Protection: prot, UnixConfined: out.rep.UnixConfined,
