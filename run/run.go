@@ -880,7 +880,7 @@ func observerBlind(d sandbox.Denial) bool {
 	if d.Right == escalate.RightGitPush {
 		return true
 	}
-	acc := escalate.ParseRights(d.Right)
+	acc := policy.ParseAccess(d.Right)
 	return acc != 0 && acc&^(policy.ReadFile|policy.ReadDir|policy.Execute) == 0
 }
 
