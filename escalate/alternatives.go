@@ -25,9 +25,12 @@ type Alternative struct {
 	Description string `json:"description"`
 	// Try is the few words of it that the one-line summary shows.
 	Try string `json:"try"`
-	// Args are the exact wrun flags a retry adds for it: ["--allow-write",
-	// PATH] or ["--grant", SPEC] (which replaces the run's --grant). Empty
-	// for routes and ask-parent.
+	// Widen is what it widens (zero for routes and ask-parent, and kept
+	// for one beyond the ceiling): approval reads it, never Args.
+	Widen Widen `json:"-"`
+	// Args are the exact wrun flags a retry adds for it, Widen rendered
+	// (Widen.Args): ["--allow-write", PATH] or ["--grant", SPEC] (which
+	// replaces the run's --grant). Empty for routes and ask-parent.
 	Args []string `json:"args"`
 	// Commands are, for a route, the wrun command lines to run instead, in
 	// order.
@@ -53,8 +56,8 @@ func (a *Analyzer) Alternatives(d sandbox.Denial) []Alternative {
 
 func (a *Analyzer) alternatives(f finding) []Alternative {
 	var out []Alternative
-	for i := range a.cat.Alternatives {
-		def := &a.cat.Alternatives[i]
+	for i := range alternatives {
+		def := &alternatives[i]
 		if !slices.Contains(def.Rules, f.by.Rule) && !slices.Contains(def.Rules, "*") {
 			continue
 		}
@@ -69,8 +72,8 @@ func (a *Analyzer) alternatives(f finding) []Alternative {
 func rankOf(alt Alternative) int {
 	if alt.Kind == KindBeyondCeiling {
 		// Keep it where the widening it replaces would stand.
-		if len(alt.Args) > 0 && (alt.Args[0] == "--allow-write" || alt.Args[0] == "--allow-read" || alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host") {
-			return kindRank(KindAllowWrite)
+		if k := alt.Widen.Kind; k != "" && k != KindGrant {
+			return kindRank(k)
 		}
 		if len(alt.Commands) > 0 {
 			return kindRank(KindRoute)
@@ -91,8 +94,8 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		return Alternative{}, false
 	}
 	x := a.expander(f, def)
-	alt := Alternative{ID: def.ID, Kind: def.Kind, Args: []string{}, Grant: a.p.Grant.String(), WithinCeiling: true}
-	var equivalent grant.Grant // the grant whose authority the alternative needs
+	alt := Alternative{ID: def.ID, Kind: def.Kind, Grant: a.p.Grant.String(), WithinCeiling: true}
+	equivalent := a.p.Grant // the grant whose authority the alternative needs
 	switch def.Kind {
 	case KindAllowWrite:
 		target := a.allowTarget(f, def)
@@ -100,24 +103,17 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 			return Alternative{}, false
 		}
 		x.target = target
-		alt.Args = []string{"--allow-write", target}
-		equivalent = a.p.Grant
-		if policy.Within(target, a.p.Workdir) {
-			equivalent = applySet(equivalent, map[string]string{"files": "write"})
-		} else {
-			equivalent = applySet(equivalent, map[string]string{"shell": "full"})
-		}
+		alt.Widen = Widen{Kind: KindAllowWrite, Path: target}
 	case KindAllowRead:
 		// The path whose read was refused, exactly: a grant of exactly a
 		// hidden path opens it, one inside a hidden directory opens just
 		// itself. Never for a write, nor the home directory or / whole.
 		target := filepath.Clean(f.d.Path)
-		if f.acc&writeRights != 0 || f.d.Path == "" || !filepath.IsAbs(target) || target == "/" || target == a.facts.Home || !a.exists(target) {
+		if f.acc&access.WriteRights != 0 || f.d.Path == "" || !filepath.IsAbs(target) || target == "/" || target == a.facts.Home || !a.exists(target) {
 			return Alternative{}, false
 		}
 		x.target = target
-		alt.Args = []string{"--allow-read", target}
-		equivalent = a.p.Grant
+		alt.Widen = Widen{Kind: KindAllowRead, Path: target}
 	case KindAllowUnix:
 		// The socket wrun refused, as it resolved it: one path.
 		target := filepath.Clean(f.d.Path)
@@ -125,20 +121,17 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 			return Alternative{}, false
 		}
 		x.target = target
-		alt.Args = []string{"--allow-unix", target}
-		equivalent = applySet(a.p.Grant, map[string]string{"desktop": "on"})
+		alt.Widen = Widen{Kind: KindAllowUnix, Path: target}
 	case KindAllowHost:
 		// The address wrun refused, when it is a loopback one: the host's
 		// own service at that port, and nothing else; or the host and port
 		// wrun's proxy refused.
 		h, err := grant.ParseHost(strings.TrimPrefix(f.d.Addr, "udp:"))
-		if f.d.Op == OpBind || err != nil || h.Port == 0 || !h.Loopback() && f.d.Right != RightConnectHost {
+		if f.d.Op == access.OpBind || err != nil || h.Port == 0 || !h.Loopback() && f.d.Right != RightConnectHost {
 			return Alternative{}, false
 		}
 		x.target = h.String()
-		alt.Args = []string{"--allow-host", h.String()}
-		equivalent = a.p.Grant
-		equivalent.Network = max(equivalent.Network, h.Needs())
+		alt.Widen = Widen{Kind: KindAllowHost, Host: h}
 	case KindGrant:
 		if !a.resolves(f, a.grantRules(x.newGrant)) {
 			return Alternative{}, false
@@ -146,17 +139,18 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 		if x.newGrant.Files == grant.FilesWrite && a.p.Grant.Files < grant.FilesWrite && guardRefusal(a.p.Workdir, nil) != "" {
 			return Alternative{}, false // the workspace is a system start-up location
 		}
-		alt.Args = []string{"--grant", x.newGrant.Compact()}
+		alt.Widen = Widen{Kind: KindGrant, Grant: x.newGrant}
 		alt.Grant = x.newGrant.String()
-		equivalent = x.newGrant
 	case KindRoute:
 		alt.Grant = x.routeGrant.String()
 		equivalent = x.routeGrant
 		for _, cmd := range def.Commands {
 			alt.Commands = append(alt.Commands, a.carry(x.tokens(cmd)))
 		}
-	case KindAskParent:
-		equivalent = a.p.Grant
+	}
+	alt.Args = alt.Widen.Args()
+	if alt.Widen.Kind != "" {
+		equivalent = alt.Widen.needs(a.p.Grant, a.p.Workdir)
 	}
 	alt.Description = x.text(def.Description)
 	alt.Try = x.text(def.Try)
@@ -184,10 +178,10 @@ func (a *Analyzer) alternative(f finding, def *altDef) (Alternative, bool) {
 func (a *Analyzer) exceeds(g grant.Grant, alt Alternative) []string {
 	ex := widening(a.p.Grant, g, a.ceiling.Grant)
 	if alt.Kind == KindAllowWrite && len(ex) > 0 {
-		ex = []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", quote.Word(alt.Args[1]), g.Compact(), strings.Join(ex, "; "))}
+		ex = []string{fmt.Sprintf("--allow-write %s counts as a widening to %s: %s", quote.Word(alt.Widen.Path), g.Compact(), strings.Join(ex, "; "))}
 	}
-	if alt.Kind == KindAllowWrite && !a.ceiling.Bound().WriteAllowed(alt.Args[1]) {
-		ex = append(ex, outsideCeilingPaths(alt.Args[1], a.ceiling))
+	if alt.Kind == KindAllowWrite && !a.ceiling.Bound().WriteAllowed(alt.Widen.Path) {
+		ex = append(ex, outsideCeilingPaths(alt.Widen.Path, a.ceiling))
 	}
 	return ex
 }
@@ -280,7 +274,7 @@ func (a *Analyzer) allowTarget(f finding, def *altDef) string {
 		if f.cache == nil {
 			return ""
 		}
-		target = f.cache.cacheRoot(f.path)
+		target = cacheRoot(f.cache, f.path)
 	case "{narrowest}":
 		// A right on the file itself (write, truncate) needs only the
 		// file; a directory right (create, remove) needs its parent.
@@ -321,9 +315,11 @@ func (a *Analyzer) grantRules(g grant.Grant) []policy.Rule {
 		}
 	}
 	if g.Shell == grant.ShellFull && cur.Shell < grant.ShellFull {
-		for _, c := range a.caches {
-			for _, p := range c.Full {
-				out = append(out, policy.Rule{Path: p, Access: policy.ReadWrite})
+		for _, c := range a.p.Caches {
+			for _, f := range c.Full {
+				if filepath.IsAbs(f.Path) {
+					out = append(out, policy.Rule{Path: f.Path, Access: policy.ReadWrite})
+				}
 			}
 		}
 	}
@@ -343,7 +339,7 @@ func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 		return true
 	}
 	var holes []access.Hole
-	if a.facts.Protection == ProtectCarved && a.facts.Exists != nil {
+	if a.facts.Protection == access.ProtectCarved && a.facts.Exists != nil {
 		for _, r := range rules {
 			holes = append(holes, a.wouldProtect(r.Path)...)
 		}
@@ -356,40 +352,12 @@ func (a *Analyzer) resolves(f finding, rules []policy.Rule) bool {
 	return !ro
 }
 
-// wouldProtect lists the protected paths policy would add inside a newly
-// writable root: the workspace repository's config and hooks, the user's
-// start-up files.
+// wouldProtect lists, as holes of the access model, the protected paths
+// policy would add inside a newly writable root (policy.ProtectedIn).
 func (a *Analyzer) wouldProtect(root string) []access.Hole {
 	var out []access.Hole
-	add := func(path, why string) {
-		if policy.Within(path, root) && a.exists(path) {
-			out = append(out, access.Hole{Hole: policy.Hole{Path: path, Withheld: policy.Write, Why: why}, Protected: true})
-		}
-	}
-	for d := a.p.Workdir; ; d = filepath.Dir(d) {
-		if gd := filepath.Join(d, ".git"); a.exists(gd) {
-			for _, pp := range a.cat.Protected {
-				if pp.Under == "gitdir" {
-					add(filepath.Join(gd, pp.Rel), pp.Why)
-				}
-			}
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for _, pp := range a.cat.Protected {
-		if pp.Under == "workdir" {
-			add(filepath.Join(a.p.Workdir, pp.Rel), pp.Why)
-		}
-	}
-	if a.facts.Home != "" {
-		for _, pp := range a.cat.Protected {
-			if pp.Under == "home" {
-				add(filepath.Join(a.facts.Home, pp.Rel), pp.Why)
-			}
-		}
+	for _, h := range policy.ProtectedIn(root, a.p.Workdir, a.facts.Home, a.exists) {
+		out = append(out, access.Hole{Hole: h, Protected: true})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/verify"
@@ -51,7 +52,7 @@ func TestAlternatives(t *testing.T) {
 	}{
 		{
 			name: "cargo registry under verify", grant: "verify", facts: Facts{Argv: cargoTest},
-			d:    sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/cache/x.crate", Right: "make_reg"},
+			d:    sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/registry/cache/x.crate", Right: "make_reg"},
 			want: "cargo-fetch-first:route allow-write-cache:allow-write shell-full:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				want := [][]string{
@@ -74,14 +75,14 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "cargo registry from a shell", grant: "verify", facts: Facts{Argv: []string{"sh", "-c", "echo x > ~/.cargo/registry/x"}},
-			d: sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
+			d: sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
 			// No cargo fetch: the shell's write would still be refused.
 			want: "allow-write-cache:allow-write shell-full:grant ask-parent:ask-parent",
 		},
 		{
 			name: "cargo registry in a nested run whose ceiling is verify", grant: "verify",
-			facts: Facts{Argv: cargoTest, Ceiling: ceilingOf(t, "verify", EnvCeiling)},
-			d:     sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
+			facts: Facts{Argv: cargoTest, Ceiling: ceilingOf(t, "verify", grant.EnvCeiling)},
+			d:     sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg"},
 			want:  "cargo-fetch-first:beyond-ceiling allow-write-cache:beyond-ceiling shell-full:beyond-ceiling ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				for _, a := range alts[:3] {
@@ -96,7 +97,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "CARGO_HOME's package cache lock: shell=full would not cover it", grant: "verify", facts: Facts{Argv: cargoTest},
-			d: sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/.package-cache", Right: "make_reg"},
+			d: sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/.package-cache", Right: "make_reg"},
 			// --allow-write ~/.cargo would not help either: the hidden
 			// ~/.cargo/credentials.toml carves the rights to create entries
 			// out of ~/.cargo itself.
@@ -106,17 +107,17 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "go module cache", grant: "verify", facts: Facts{Argv: []string{"go", "test", "./..."}},
-			d:    sandbox.Denial{Op: OpMkdir, Path: home + "/go/pkg/mod/cache/download", Right: "make_dir"},
+			d:    sandbox.Denial{Op: access.OpMkdir, Path: home + "/go/pkg/mod/cache/download", Right: "make_dir"},
 			want: "go-mod-download-first:route allow-write-cache:allow-write shell-full:grant ask-parent:ask-parent",
 		},
 		{
 			name: "the user's GOCACHE under verify", grant: "verify", facts: Facts{Argv: []string{"go", "vet"}},
-			d:    sandbox.Denial{Op: OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg"},
+			d:    sandbox.Denial{Op: access.OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg"},
 			want: "private-gocache:route allow-write-cache:allow-write shell-full:grant ask-parent:ask-parent",
 		},
 		{
 			name: "stale Cargo.lock", grant: "verify", facts: Facts{Argv: cargoTest},
-			d: sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file"},
+			d: sandbox.Denial{Op: access.OpOpen, Path: ws + "/Cargo.lock", Right: "write_file"},
 			// No cargo --locked: it fails whenever cargo would rewrite
 			// the lock file, so the agent that takes it loops.
 			want: "allow-write-lockfile:allow-write files-write:grant ask-parent:ask-parent",
@@ -131,8 +132,8 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "missing Cargo.lock cannot be named by --allow-write", grant: "verify",
-			facts: Facts{Argv: cargoTest, Exists: existing(ws + "/src/main.rs"), Protection: ProtectExact},
-			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/Cargo.lock", Right: "make_reg"},
+			facts: Facts{Argv: cargoTest, Exists: existing(ws + "/src/main.rs"), Protection: access.ProtectExact},
+			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/Cargo.lock", Right: "make_reg"},
 			want:  "cargo-generate-lockfile:route files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				want := [][]string{{"wrun", "--grant", "write,network=on", "--", "cargo", "generate-lockfile"},
@@ -144,7 +145,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "build output in the source tree", grant: "verify", facts: Facts{Argv: []string{"cargo", "build"}},
-			d: sandbox.Denial{Op: OpCreate, Path: ws + "/src/generated.rs", Right: "make_reg"},
+			d: sandbox.Denial{Op: access.OpCreate, Path: ws + "/src/generated.rs", Right: "make_reg"},
 			// Not "write it under $TMPDIR": cargo writes where it must.
 			want: "cargo-target-dir:route allow-write:allow-write files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
@@ -159,7 +160,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "writing an existing source file allows just the file", grant: "verify",
-			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file"},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: ws + "/src/main.rs", Right: "write_file"},
 			want: "use-tmpdir:route allow-write:allow-write files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if alts[1].Args[1] != ws+"/src/main.rs" {
@@ -170,7 +171,7 @@ func TestAlternatives(t *testing.T) {
 		{
 			name: "new file at the root of a git workspace, carved: no widening would help", grant: "verify",
 			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src")},
-			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
+			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
 			want:  "use-tmpdir:route ask-parent:ask-parent",
 		},
 		{
@@ -178,19 +179,19 @@ func TestAlternatives(t *testing.T) {
 			// --allow-write of a directory above them; files=write, which
 			// protects them, is offered.
 			name: "the same with mounted protection", grant: "verify",
-			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: ProtectExact},
-			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
+			facts: Facts{Exists: existing(ws+"/.git/config", ws+"/.git/hooks", ws+"/src"), Protection: access.ProtectExact},
+			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/notes.txt", Right: "make_reg"},
 			want:  "use-tmpdir:route files-write:grant ask-parent:ask-parent",
 		},
 		{
 			name: "workspace write beyond a files=read ceiling", grant: "verify",
-			facts: Facts{Ceiling: ceilingOf(t, "verify", CeilingFlag)},
-			d:     sandbox.Denial{Op: OpCreate, Path: ws + "/src/x", Right: "make_reg"},
+			facts: Facts{Ceiling: ceilingOf(t, "verify", grant.CeilingFlag)},
+			d:     sandbox.Denial{Op: access.OpCreate, Path: ws + "/src/x", Right: "make_reg"},
 			want:  "use-tmpdir:route allow-write:beyond-ceiling files-write:beyond-ceiling ask-parent:ask-parent",
 		},
 		{
 			name: "write outside every rule", grant: "verify", facts: Facts{Exists: existing("/opt/tool")},
-			d:    sandbox.Denial{Op: OpCreate, Path: "/opt/tool/state/db", Right: "make_reg"},
+			d:    sandbox.Denial{Op: access.OpCreate, Path: "/opt/tool/state/db", Right: "make_reg"},
 			want: "use-tmpdir:route allow-write:allow-write ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if alts[1].Args[1] != "/opt/tool" {
@@ -200,13 +201,13 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "a write to the home directory itself is not offered as one path", grant: "verify",
-			d:    sandbox.Denial{Op: OpCreate, Path: home + "/.lesshst", Right: "make_reg"},
+			d:    sandbox.Denial{Op: access.OpCreate, Path: home + "/.lesshst", Right: "make_reg"},
 			want: "use-tmpdir:route ask-parent:ask-parent",
 		},
 		{
 			name: "build output under inspect names shell=verify", grant: "inspect",
 			facts: Facts{VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}},
-			d:     sandbox.Denial{Op: OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
+			d:     sandbox.Denial{Op: access.OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
 			want:  "shell-verify:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if alts[0].Args[1] != "verify,network=off" {
@@ -216,7 +217,7 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "git hook: protected, no widening at all", grant: "write",
-			d:    sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg"},
+			d:    sandbox.Denial{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg"},
 			want: "ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if !strings.Contains(alts[0].Description, "planted hook") {
@@ -226,12 +227,12 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "git config under verify: protected, no widening", grant: "verify",
-			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/.git/config", Right: "write_file"},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: ws + "/.git/config", Right: "write_file"},
 			want: "ask-parent:ask-parent",
 		},
 		{
 			name: "credential store: that one file, or the parent", grant: "verify",
-			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file"},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file"},
 			want: "allow-read:allow-read ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if got := alts[0].Args; len(got) != 2 || got[0] != "--allow-read" || got[1] != home+"/.ssh/id_ed25519" || !alts[0].WithinCeiling {
@@ -241,17 +242,17 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "a write into a credential store: nothing but the parent", grant: "verify",
-			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/config", Right: "write_file"},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: home + "/.ssh/config", Right: "write_file"},
 			want: "ask-parent:ask-parent",
 		},
 		{
 			name: "a read outside what the child reads: that path", grant: "verify",
-			d:    sandbox.Denial{Op: OpOpen, Path: "/srv/data/list.txt", Right: "read_file"},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: "/srv/data/list.txt", Right: "read_file"},
 			want: "allow-read:allow-read ask-parent:ask-parent",
 		},
 		{
 			name: "tcp with network off, cargo", grant: "inspect", facts: Facts{Argv: []string{"cargo", "build"}},
-			d:    sandbox.Denial{Op: OpConnect, Addr: "index.crates.io:443", Right: RightConnectTCP},
+			d:    sandbox.Denial{Op: access.OpConnect, Addr: "index.crates.io:443", Right: access.RightConnectTCP},
 			want: "cargo-offline:route network-on:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if alts[1].Args[1] != "inspect,network=on" {
@@ -260,13 +261,13 @@ func TestAlternatives(t *testing.T) {
 			},
 		},
 		{
-			name: "tcp with network off and a ceiling without network", grant: "write", facts: Facts{Argv: []string{"git", "fetch"}, Ceiling: ceilingOf(t, "write", EnvCeiling)},
-			d:    sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:9418", Right: RightConnectTCP},
+			name: "tcp with network off and a ceiling without network", grant: "write", facts: Facts{Argv: []string{"git", "fetch"}, Ceiling: ceilingOf(t, "write", grant.EnvCeiling)},
+			d:    sandbox.Denial{Op: access.OpConnect, Addr: "127.0.0.1:9418", Right: access.RightConnectTCP},
 			want: "network-on:beyond-ceiling ask-parent:ask-parent",
 		},
 		{
 			name: "D-Bus is beyond the default ceiling", grant: "verify",
-			d:    sandbox.Denial{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix},
+			d:    sandbox.Denial{Op: access.OpConnect, Addr: "unix:/run/user/1000/bus", Right: access.RightConnectUnix},
 			want: "desktop-on:beyond-ceiling ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if !strings.Contains(alts[0].Description, "desktop=on exceeds the ceiling's desktop=off") || !strings.Contains(alts[0].Description, "from default") {
@@ -276,13 +277,13 @@ func TestAlternatives(t *testing.T) {
 		},
 		{
 			name: "move that gains rights", grant: "inspect",
-			d:    sandbox.Denial{Op: OpRename, Path: tmp + "/b/f", Right: "refer"},
+			d:    sandbox.Denial{Op: access.OpRename, Path: tmp + "/b/f", Right: "refer"},
 			want: "copy-not-move:route ask-parent:ask-parent",
 		},
 		{
 			name: "nested: asking the parent says so", grant: "verify",
 			facts: Facts{Env: append([]string{"WRUN_GRANT=files=read,shell=verify,network=on,desktop=off"}, fixtureEnv...)},
-			d:     sandbox.Denial{Op: OpOpen, Path: ws + "/.git/config", Right: "write_file"},
+			d:     sandbox.Denial{Op: access.OpOpen, Path: ws + "/.git/config", Right: "write_file"},
 			want:  "ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				if !strings.Contains(alts[0].Description, "enclosing run") {
@@ -324,7 +325,7 @@ func checkAlternatives(t *testing.T, a *Analyzer, alts []Alternative) {
 		}
 		// Descriptions quote the policy's reasons, which may name the
 		// attack ("at the next unsandboxed commit"); the catalogue's own
-		// templates are checked for these words when it loads.
+		// templates are checked for these words by TestCatalogue.
 		text := strings.ToLower(alt.Try + " " + strings.Join(alt.Args, " "))
 		for _, cmd := range alt.Commands {
 			text += " " + strings.Join(cmd, " ")

@@ -14,7 +14,8 @@ import (
 // changes what else is denied (see access.Protection).
 type Protection = access.Protection
 
-// The values of Protection.
+// The values of Protection (access's, under the names run and the
+// harness code use here).
 const (
 	// ProtectCarved: protected paths are holes carved out of the writable
 	// rules (see access.ProtectCarved).
@@ -33,11 +34,11 @@ type Facts struct {
 	// Home is the invoking user's home directory (policy.Host.Home).
 	Home string
 	// Env is the invoking environment (policy.Host.Env), not the child's:
-	// it locates the user's tool caches (CARGO_HOME, GOCACHE, GOMODCACHE,
-	// XDG_CACHE_HOME) and tells whether this wrun is nested (WRUN_GRANT).
+	// it tells whether this wrun is nested (WRUN_GRANT). (The user's tool
+	// caches are the policy's: policy.Policy.Caches.)
 	Env []string
 	// Protection says how protected paths are enforced on this platform.
-	Protection Protection
+	Protection access.Protection
 	// UnixConfined is set when the kernel confines connecting to pathname
 	// UNIX sockets (Landlock ABI 9). Without it, desktop=off refuses to
 	// create AF_UNIX sockets at all.
@@ -81,35 +82,22 @@ type Analyzer struct {
 	model   *access.Model
 	ceiling Ceiling
 	nested  bool
-	caches  []toolCache
-	cat     *catalogue
-	getenv  func(string) string
 	guarded []string // Guarded
 }
 
-// New returns an Analyzer for policy p. It fails only if the embedded
-// catalogue of alternatives is broken.
+// New returns an Analyzer for policy p. It fails only if p is nil.
 func New(p *policy.Policy, f Facts) (*Analyzer, error) {
 	if p == nil {
 		return nil, fmt.Errorf("escalate: nil policy")
 	}
-	cat, err := loadCatalogue()
-	if err != nil {
-		return nil, err
-	}
-	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform()), cat: cat}
-	a.getenv = func(name string) string {
-		v, _ := envlist.Lookup(f.Env, name)
-		return v
-	}
+	a := &Analyzer{p: p, facts: f, model: access.New(p, f.platform())}
 	if f.Ceiling != nil {
 		a.ceiling = *f.Ceiling
 	} else {
-		a.ceiling = Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+		a.ceiling = Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	}
-	parent, _ := envlist.Lookup(f.Env, EnvGrant)
+	parent, _ := envlist.Lookup(f.Env, grant.EnvGrant)
 	a.nested = parent != ""
-	a.caches = toolCaches(p.Workdir, f.Home, a.getenv)
 	a.guarded = a.Guarded()
 	return a, nil
 }
@@ -121,16 +109,16 @@ func (f Facts) platform() access.Platform {
 	// Where protected paths are held exactly (wrun mediates), hidden paths
 	// are withheld whole too (access.Platform.MaskHidden), and Entry rules
 	// hold (wrun performs the calls in their directories).
-	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == ProtectExact, Entries: f.Protection == ProtectExact}
+	return access.Platform{Protection: f.Protection, UnixConfined: f.UnixConfined, MaskHidden: f.Protection == access.ProtectExact, Entries: f.Protection == access.ProtectExact}
 }
 
 // Check returns the rights op lacks under the policy, one Missing per path
 // and cause; nil means the kernel allows it. It is the access model's
 // answer (access.Model.Check) for the platform the Facts describe.
-func (a *Analyzer) Check(op Op) []Missing { return a.model.Check(access.Op(op)) }
+func (a *Analyzer) Check(op access.Op) []access.Missing { return a.model.Check(op) }
 
 // WouldDeny reports whether the kernel will deny op under the policy.
-func (a *Analyzer) WouldDeny(op Op) bool { return len(a.Check(op)) > 0 }
+func (a *Analyzer) WouldDeny(op access.Op) bool { return len(a.Check(op)) > 0 }
 
 // Rights returns the file system rights the policy leaves on path.
 func (a *Analyzer) Rights(path string) policy.Access { return a.model.Rights(path) }
@@ -138,6 +126,6 @@ func (a *Analyzer) Rights(path string) policy.Access { return a.model.Rights(pat
 // WouldDeny reports whether the kernel will deny op under p, assuming
 // carved protection and a kernel without pathname UNIX socket confinement
 // (the usual case); use New with Facts to say otherwise.
-func WouldDeny(p *policy.Policy, op Op) bool {
-	return len(access.New(p, access.Platform{}).Check(access.Op(op))) > 0
+func WouldDeny(p *policy.Policy, op access.Op) bool {
+	return len(access.New(p, access.Platform{}).Check(op)) > 0
 }

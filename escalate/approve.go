@@ -15,14 +15,6 @@ import (
 	"github.com/wrun-dev/wrun/policy"
 )
 
-// Where a ceiling came from (Ceiling.Source): grant owns the vocabulary.
-const (
-	CeilingDefault = grant.CeilingDefault
-	CeilingFlag    = grant.CeilingFlag
-	EnvCeiling     = grant.EnvCeiling
-	EnvGrant       = grant.EnvGrant
-)
-
 // Ceiling bounds every approval: no alternative that exceeds it is
 // offered, and no widening beyond it is approved. Package run computes it
 // (run.Resolve); here it is only checked against.
@@ -197,37 +189,34 @@ func (w *Widening) Args() []string {
 
 // Options adds the approved paths to the run's options.
 func (w *Widening) Options(o policy.Options) policy.Options {
-	o.AllowWrite = slices.Clone(o.AllowWrite)
-	for _, p := range w.AllowWrite {
-		if !slices.Contains(o.AllowWrite, p) {
-			o.AllowWrite = append(o.AllowWrite, p)
-		}
-	}
-	o.AllowRead = slices.Clone(o.AllowRead)
-	for _, p := range w.AllowRead {
-		if !slices.Contains(o.AllowRead, p) {
-			o.AllowRead = append(o.AllowRead, p)
-		}
-	}
-	o.AllowUnix = slices.Clone(o.AllowUnix)
-	for _, p := range w.AllowUnix {
-		if !slices.Contains(o.AllowUnix, p) {
-			o.AllowUnix = append(o.AllowUnix, p)
-		}
-	}
+	o.AllowWrite = appendNew(o.AllowWrite, w.AllowWrite...)
+	o.AllowRead = appendNew(o.AllowRead, w.AllowRead...)
+	o.AllowUnix = appendNew(o.AllowUnix, w.AllowUnix...)
 	o.AllowHost = slices.Clone(o.AllowHost)
 	for _, v := range w.AllowHost {
 		// Approve parsed each one.
-		if h, err := grant.ParseHost(v); err == nil && !slices.Contains(o.AllowHost, h) {
-			o.AllowHost = append(o.AllowHost, h)
+		if h, err := grant.ParseHost(v); err == nil {
+			o.AllowHost = appendNew(o.AllowHost, h)
 		}
 	}
 	return o
 }
 
+// appendNew returns a copy of to with each of vs it lacks added.
+func appendNew[T comparable](to []T, vs ...T) []T {
+	out := slices.Clone(to)
+	for _, v := range vs {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // Approve turns an approver's decision on req into a widening, checked
 // against the ceiling. It trusts nothing in the request but the ids and
-// flags of its alternatives: every widening is checked again here. A deny
+// widenings of its alternatives (Alternative.Widen; a request read from
+// JSON has them from its args): every widening is checked again here. A deny
 // decision is a *DeniedError; an unknown id or an alternative that is not
 // approvable an error naming it; a widening beyond the ceiling a
 // *CeilingError naming the ceiling.
@@ -272,78 +261,35 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 			return nil, &CeilingError{Ceiling: ceiling, Exceeds: append([]string{id + " is beyond the ceiling"}, alt.Exceeds...)}
 		case KindRoute, KindAskParent:
 			w.Routes = append(w.Routes, alt)
-		case KindAllowWrite:
-			if len(alt.Args) != 2 || alt.Args[0] != "--allow-write" || !filepath.IsAbs(alt.Args[1]) {
-				return nil, fmt.Errorf("approving %s: args %q are not --allow-write PATH", id, alt.Args)
-			}
-			p := filepath.Clean(alt.Args[1])
-			if why := guardRefusal(p, ceiling.Guarded); why != "" {
-				return nil, fmt.Errorf("approving %s: no approval opens it: %s", id, why)
-			}
-			if !ceiling.Bound().WriteAllowed(p) {
-				exceeded = append(exceeded, outsideCeilingPaths(p, ceiling))
-			}
-			field := map[string]string{"shell": "full"}
-			if policy.Within(p, req.Workdir) {
-				field = map[string]string{"files": "write"}
-			}
-			if ex := widening(cur, applySet(cur, field), ceiling.Grant); len(ex) > 0 {
-				exceeded = append(exceeded, fmt.Sprintf("--allow-write %s counts as %s: %s", quote.Word(p), applySet(cur, field).Compact(), strings.Join(ex, "; ")))
-			}
-			if !slices.Contains(w.AllowWrite, p) {
-				w.AllowWrite = append(w.AllowWrite, p)
-			}
-		case KindAllowRead:
-			if len(alt.Args) != 2 || alt.Args[0] != "--allow-read" || !filepath.IsAbs(alt.Args[1]) {
-				return nil, fmt.Errorf("approving %s: args %q are not --allow-read PATH", id, alt.Args)
-			}
-			if p := filepath.Clean(alt.Args[1]); !slices.Contains(w.AllowRead, p) {
-				w.AllowRead = append(w.AllowRead, p)
-			}
-		case KindAllowUnix:
-			if len(alt.Args) != 2 || alt.Args[0] != "--allow-unix" || !filepath.IsAbs(alt.Args[1]) {
-				return nil, fmt.Errorf("approving %s: args %q are not --allow-unix PATH", id, alt.Args)
-			}
-			p := filepath.Clean(alt.Args[1])
-			as := applySet(cur, map[string]string{"desktop": "on"})
-			if ex := widening(cur, as, ceiling.Grant); len(ex) > 0 {
-				exceeded = append(exceeded, fmt.Sprintf("--allow-unix %s counts as %s: %s", quote.Word(p), as.Compact(), strings.Join(ex, "; ")))
-			}
-			if !slices.Contains(w.AllowUnix, p) {
-				w.AllowUnix = append(w.AllowUnix, p)
-			}
-		case KindAllowHost:
-			if len(alt.Args) != 2 || alt.Args[0] != "--allow-host" {
-				return nil, fmt.Errorf("approving %s: args %q are not --allow-host HOST:PORT", id, alt.Args)
-			}
-			h, err := grant.ParseHost(alt.Args[1])
+		case KindAllowWrite, KindAllowRead, KindAllowUnix, KindAllowHost, KindGrant:
+			wd, err := checked(id, alt)
 			if err != nil {
-				return nil, fmt.Errorf("approving %s: %w", id, err)
+				return nil, err
 			}
-			as := cur
-			as.Network = max(as.Network, h.Needs())
-			if ex := widening(cur, as, ceiling.Grant); len(ex) > 0 {
-				exceeded = append(exceeded, fmt.Sprintf("--allow-host %s counts as %s: %s", h, as.Compact(), strings.Join(ex, "; ")))
+			if wd.Kind == KindAllowWrite {
+				if why := guardRefusal(wd.Path, ceiling.Guarded); why != "" {
+					return nil, fmt.Errorf("approving %s: no approval opens it: %s", id, why)
+				}
+				if !ceiling.Bound().WriteAllowed(wd.Path) {
+					exceeded = append(exceeded, outsideCeilingPaths(wd.Path, ceiling))
+				}
 			}
-			if !slices.Contains(w.AllowHost, h.String()) {
-				w.AllowHost = append(w.AllowHost, h.String())
+			if wd.Kind != KindGrant {
+				as := wd.needs(cur, req.Workdir)
+				if ex := widening(cur, as, ceiling.Grant); len(ex) > 0 {
+					flag := quote.Words(wd.Args())
+					if wd.Kind == KindAllowHost {
+						flag = "--allow-host " + wd.Host.String()
+					}
+					exceeded = append(exceeded, fmt.Sprintf("%s counts as %s: %s", flag, as.Compact(), strings.Join(ex, "; ")))
+				}
 			}
-		case KindGrant:
-			if len(alt.Args) != 2 || alt.Args[0] != "--grant" {
-				return nil, fmt.Errorf("approving %s: args %q are not --grant SPEC", id, alt.Args)
-			}
-			g, err := grant.Parse(alt.Args[1])
-			if err != nil {
-				return nil, fmt.Errorf("approving %s: %w", id, err)
-			}
-			w.Grant = widen(w.Grant, g)
+			w.add(wd)
+			resolved[owner[id]] = true
 		default:
 			return nil, fmt.Errorf("approving %s: kind %q cannot be approved", id, alt.Kind)
 		}
 		w.Approved = append(w.Approved, id)
-		if alt.Kind == KindAllowWrite || alt.Kind == KindAllowRead || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant {
-			resolved[owner[id]] = true
-		}
 	}
 	exceeded = append(exceeded, widening(cur, w.Grant, ceiling.Grant)...)
 	if len(exceeded) > 0 {
@@ -364,6 +310,22 @@ func Approve(req *Request, d Decision, ceiling Ceiling) (*Widening, error) {
 		}
 	}
 	return w, nil
+}
+
+// add records one approved widening.
+func (w *Widening) add(wd Widen) {
+	switch wd.Kind {
+	case KindAllowWrite:
+		w.AllowWrite = appendNew(w.AllowWrite, wd.Path)
+	case KindAllowRead:
+		w.AllowRead = appendNew(w.AllowRead, wd.Path)
+	case KindAllowUnix:
+		w.AllowUnix = appendNew(w.AllowUnix, wd.Path)
+	case KindAllowHost:
+		w.AllowHost = appendNew(w.AllowHost, wd.Host.String())
+	case KindGrant:
+		w.Grant = widen(w.Grant, wd.Grant)
+	}
 }
 
 // widen is the narrowest grant that is at least as wide as a and b in
@@ -387,7 +349,7 @@ func Narrowest(req *Request, ceiling Ceiling) []string {
 	var out []string
 	for _, den := range req.Denials {
 		for _, alt := range den.Alternatives {
-			if (alt.Kind == KindAllowWrite || alt.Kind == KindAllowRead || alt.Kind == KindAllowUnix || alt.Kind == KindAllowHost || alt.Kind == KindGrant) && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
+			if alt.Kind == alt.Widen.Kind && alt.Kind != "" && !Sensitive(req, den, alt) && withinCeiling(req, cur, alt, ceiling) {
 				out = append(out, alt.ID)
 				break
 			}
@@ -399,37 +361,21 @@ func Narrowest(req *Request, ceiling Ceiling) []string {
 // withinCeiling reports whether the widening alt is inside the ceiling, as
 // Approve checks it.
 func withinCeiling(req *Request, cur grant.Grant, alt Alternative, ceiling Ceiling) bool {
-	if len(alt.Args) != 2 {
+	wd := alt.Widen
+	switch wd.Kind {
+	case "":
 		return false
-	}
-	switch alt.Args[0] {
-	case "--allow-write":
-		p := filepath.Clean(alt.Args[1])
+	case KindAllowRead:
+		return filepath.IsAbs(wd.Path)
+	case KindAllowWrite:
+		p := filepath.Clean(wd.Path)
 		if guardRefusal(p, ceiling.Guarded) != "" || !ceiling.Bound().WriteAllowed(p) {
 			return false
 		}
-		field := map[string]string{"shell": "full"}
-		if policy.Within(p, req.Workdir) {
-			field = map[string]string{"files": "write"}
-		}
-		return len(widening(cur, applySet(cur, field), ceiling.Grant)) == 0
-	case "--allow-read":
-		return filepath.IsAbs(alt.Args[1])
-	case "--allow-unix":
-		return len(widening(cur, applySet(cur, map[string]string{"desktop": "on"}), ceiling.Grant)) == 0
-	case "--allow-host":
-		h, err := grant.ParseHost(alt.Args[1])
-		if err != nil {
-			return false
-		}
-		as := cur
-		as.Network = max(as.Network, h.Needs())
-		return len(widening(cur, as, ceiling.Grant)) == 0
-	case "--grant":
-		g, err := grant.Parse(alt.Args[1])
-		return err == nil && len(widening(cur, widen(cur, g), ceiling.Grant)) == 0
+	case KindGrant:
+		return len(widening(cur, widen(cur, wd.Grant), ceiling.Grant)) == 0
 	}
-	return false
+	return len(widening(cur, wd.needs(cur, req.Workdir), ceiling.Grant)) == 0
 }
 
 // sensitiveRules are the rules whose denials guard what a later run
@@ -458,20 +404,20 @@ func Sensitive(req *Request, den DeniedAct, alt Alternative) bool {
 	if slices.Contains(sensitiveRules, den.WithheldBy.Rule) {
 		return true
 	}
-	switch {
-	case len(alt.Args) > 0 && (alt.Args[0] == "--allow-read" || alt.Args[0] == "--allow-unix" || alt.Args[0] == "--allow-host"):
+	wd := alt.Widen
+	if wd.Kind != alt.Kind && alt.Kind != KindBeyondCeiling && alt.Kind != KindRoute && alt.Kind != KindAskParent {
+		return true // a widening that cannot be told apart: as if it were
+	}
+	switch wd.Kind {
+	case KindAllowRead, KindAllowUnix, KindAllowHost:
 		return true
-	case len(alt.Args) == 2 && alt.Args[0] == "--grant":
-		g, err := grant.Parse(alt.Args[1])
-		if err != nil {
-			return true
-		}
+	case KindGrant:
 		cur, err := grant.Parse(req.Grant)
-		if err != nil || g.Shell == grant.ShellFull && cur.Shell != grant.ShellFull {
+		if err != nil || wd.Grant.Shell == grant.ShellFull && cur.Shell != grant.ShellFull {
 			return true
 		}
-	case len(alt.Args) == 2 && alt.Args[0] == "--allow-write":
-		p := filepath.Clean(alt.Args[1])
+	case KindAllowWrite:
+		p := filepath.Clean(wd.Path)
 		for _, o := range req.Denials {
 			gp := o.WithheldBy.Path
 			if gp != "" && slices.Contains(sensitiveRules, o.WithheldBy.Rule) && (policy.Within(gp, p) || policy.Within(p, gp)) {

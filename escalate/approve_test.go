@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"errors"
+	"github.com/wrun-dev/wrun/access"
 	"slices"
 	"strings"
 	"testing"
@@ -66,16 +67,16 @@ func approvalRequest(t *testing.T, spec string, c *Ceiling) (*Analyzer, *Request
 	t.Helper()
 	a := analyzer(t, spec, Facts{Argv: []string{"cargo", "test"}, Ceiling: c})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
-		{Op: OpConnect, Addr: "127.0.0.1:9418", Right: RightConnectTCP, Exact: true},
-		{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
-		{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true},
+		{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+		{Op: access.OpConnect, Addr: "127.0.0.1:9418", Right: access.RightConnectTCP, Exact: true},
+		{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+		{Op: access.OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true},
 	})
 	return a, req
 }
 
 func TestApprove(t *testing.T) {
-	defaultCeiling := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	defaultCeiling := Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	tests := []struct {
 		name       string
 		spec       string
@@ -94,7 +95,7 @@ func TestApprove(t *testing.T) {
 		{name: "empty alternatives: the same as omitted", spec: "verify,network=off", ceiling: defaultCeiling,
 			decision: `{"decision": "approve", "alternatives": []}`,
 			grant:    "verify", allow: []string{ws + "/src/main.rs"}, unresolved: []string{"d1", "d3"}},
-		{name: "default: only what is inside the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: CeilingFlag},
+		{name: "default: only what is inside the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.CeilingFlag},
 			decision: `{"decision": "approve"}`,
 			grant:    "verify,network=off", unresolved: []string{"d1", "d2", "d3", "d4"}},
 		{name: "the shared cache, named", spec: "verify,network=off", ceiling: defaultCeiling,
@@ -113,13 +114,13 @@ func TestApprove(t *testing.T) {
 		{name: "garbage is a deny", spec: "verify", ceiling: defaultCeiling, decision: `ok, go ahead`, err: "escalation denied: the approver's answer is not a decision"},
 		{name: "unknown id", spec: "verify", ceiling: defaultCeiling,
 			decision: `{"decision": "approve", "alternatives": ["d9.sandbox-off"]}`, err: `no alternative "d9.sandbox-off" in the request; it offers d1.cargo-fetch-first`},
-		{name: "beyond the ceiling, as offered", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling},
+		{name: "beyond the ceiling, as offered", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.EnvCeiling},
 			decision: `{"decision": "approve", "alternatives": ["d2.network-on"]}`,
 			err:      "widening refused: d2.network-on is beyond the ceiling; network=on exceeds the ceiling's network=off; the ceiling is verify,network=off (from WRUN_CEILING)"},
-		{name: "beyond a ceiling narrower than the request's", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling},
+		{name: "beyond a ceiling narrower than the request's", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.EnvCeiling},
 			decision: `{"decision": "approve", "alternatives": ["d2.network-on"]}`,
 			err:      "widening refused"},
-		{name: "a path beyond the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingFlag},
+		{name: "a path beyond the ceiling", spec: "verify,network=off", ceiling: Ceiling{Grant: mustGrant(t, "verify"), Source: grant.CeilingFlag},
 			decision: `{"decision": "approve", "alternatives": ["d4.allow-write"]}`,
 			err:      "--allow-write " + ws + "/src/main.rs counts as write: files=write exceeds the ceiling's files=read"},
 	}
@@ -170,8 +171,8 @@ func TestApprove(t *testing.T) {
 func TestApproveErrorTypes(t *testing.T) {
 	_, req := approvalRequest(t, "verify,network=off", nil)
 	var ce *CeilingError
-	_, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d2.network-on"}}, Ceiling{Grant: mustGrant(t, "write"), Source: EnvCeiling})
-	if !errors.As(err, &ce) || ce.Ceiling.Source != EnvCeiling {
+	_, err := Approve(req, Decision{Decision: DecisionApprove, Alternatives: []string{"d2.network-on"}}, Ceiling{Grant: mustGrant(t, "write"), Source: grant.EnvCeiling})
+	if !errors.As(err, &ce) || ce.Ceiling.Source != grant.EnvCeiling {
 		t.Errorf("want a *CeilingError naming the ceiling, got %v", err)
 	}
 	var de *DeniedError
@@ -183,7 +184,7 @@ func TestApproveErrorTypes(t *testing.T) {
 // TestApproveDistrustsTheRequest: a request edited on its way to the
 // approver (a beyond-ceiling entry relabelled) is still refused.
 func TestApproveDistrustsTheRequest(t *testing.T) {
-	c := Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: EnvCeiling}
+	c := Ceiling{Grant: mustGrant(t, "verify,network=off"), Source: grant.EnvCeiling}
 	_, req := approvalRequest(t, "verify,network=off", &c)
 	for i := range req.Denials {
 		for j := range req.Denials[i].Alternatives {
@@ -224,8 +225,8 @@ func TestWidening(t *testing.T) {
 func TestApproveDropsCoveredPaths(t *testing.T) {
 	a := analyzer(t, "verify", Facts{})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: "/opt/tool/a/x", Right: "make_reg", Exact: true},
-		{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/opt/tool/a/x", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
 	})
 	w, err := Approve(req, Decision{Decision: DecisionApprove}, Ceiling{Grant: grant.Ceiling()})
 	if err != nil {
@@ -249,7 +250,7 @@ func mustGrant(t testing.TB, spec string) grant.Grant {
 // approves, per denial, the narrowest widening inside the ceiling, and
 // never a write to a shared cache, a start-up file or a protected path.
 func TestNarrowestNeverTakesWhatLaterRunsTrust(t *testing.T) {
-	ceiling := Ceiling{Grant: grant.Ceiling(), Source: CeilingDefault}
+	ceiling := Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	tests := []struct {
 		name    string
 		argv    []string
@@ -257,23 +258,23 @@ func TestNarrowestNeverTakesWhatLaterRunsTrust(t *testing.T) {
 		want    []string
 	}{
 		{name: "a source file: the file itself", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true}},
+			denials: []sandbox.Denial{{Op: access.OpOpen, Path: ws + "/src/main.rs", Right: "write_file", Exact: true}},
 			want:    []string{"d1.allow-write"}},
 		{name: "outside the workspace: the directory", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true}},
 			want:    []string{"d1.allow-write"}},
 		{name: "cargo's registry: nothing", argv: []string{"cargo", "build"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}}},
 		{name: "the Go build cache: nothing", argv: []string{"go", "build"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: home + "/.cache/go-build/ab/x", Right: "make_reg", Exact: true}}},
 		{name: "a start-up file: nothing", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpOpen, Path: home + "/.bashrc", Right: "write_file", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpOpen, Path: home + "/.bashrc", Right: "write_file", Exact: true}}},
 		{name: "a hook: nothing", argv: []string{"sh"},
-			denials: []sandbox.Denial{{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}}},
+			denials: []sandbox.Denial{{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}}},
 		{name: "a cache beside a safe write: only the safe one", argv: []string{"cargo", "build"},
 			denials: []sandbox.Denial{
-				{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
-				{Op: OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true},
+				{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+				{Op: access.OpCreate, Path: "/opt/tool/x", Right: "make_reg", Exact: true},
 			},
 			want: []string{"d2.allow-write"}},
 	}
@@ -327,7 +328,7 @@ func TestSensitive(t *testing.T) {
 		{1, Alternative{Kind: KindAllowUnix, Args: []string{"--allow-unix", "/run/user/1000/bus"}}, true},
 	}
 	for _, tc := range tests {
-		if got := Sensitive(req, req.Denials[tc.den], tc.alt); got != tc.want {
+		if got := Sensitive(req, req.Denials[tc.den], fromArgs(tc.alt)); got != tc.want {
 			t.Errorf("Sensitive(%s, %q) = %v, want %v", req.Denials[tc.den].ID, tc.alt.Args, got, tc.want)
 		}
 	}
@@ -339,12 +340,12 @@ func TestSensitive(t *testing.T) {
 // one with desktop=off.
 func TestApproveAllowUnix(t *testing.T) {
 	const sock = "/run/user/1000/agent.sock"
-	den := sandbox.Denial{Op: OpConnect, Path: sock, Addr: "unix:" + sock, Right: RightConnectUnix, Exact: true}
+	den := sandbox.Denial{Op: access.OpConnect, Path: sock, Addr: "unix:" + sock, Right: access.RightConnectUnix, Exact: true}
 	for _, tc := range []struct {
 		ceiling string
 		within  bool
 	}{{"files=write,shell=full,network=on,desktop=on", true}, {"files=write,shell=full,network=on,desktop=off", false}} {
-		c := &Ceiling{Grant: mustGrant(t, tc.ceiling), Source: CeilingDefault}
+		c := &Ceiling{Grant: mustGrant(t, tc.ceiling), Source: grant.CeilingDefault}
 		a := analyzer(t, "verify", Facts{Ceiling: c})
 		req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
 		var alt *Alternative
@@ -386,8 +387,8 @@ func TestApproveAllowUnix(t *testing.T) {
 // be told from its path).
 func TestApproveAllowRead(t *testing.T) {
 	key := home + "/.ssh/id_ed25519"
-	den := sandbox.Denial{Op: OpOpen, Path: key, Right: "read_file", Exact: true}
-	c := &Ceiling{Grant: mustGrant(t, "verify"), Source: CeilingDefault}
+	den := sandbox.Denial{Op: access.OpOpen, Path: key, Right: "read_file", Exact: true}
+	c := &Ceiling{Grant: mustGrant(t, "verify"), Source: grant.CeilingDefault}
 	a := analyzer(t, "verify", Facts{Ceiling: c})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{den})
 	alt := req.Denials[0].Alternatives[0]
@@ -410,7 +411,7 @@ func TestApproveAllowRead(t *testing.T) {
 	// Malformed args are refused, not applied.
 	bad := *req
 	bad.Denials = slices.Clone(req.Denials)
-	bad.Denials[0].Alternatives = []Alternative{{ID: "d1.allow-read", Kind: KindAllowRead, Args: []string{"--allow-read", "relative"}, WithinCeiling: true}}
+	bad.Denials[0].Alternatives = []Alternative{fromArgs(Alternative{ID: "d1.allow-read", Kind: KindAllowRead, Args: []string{"--allow-read", "relative"}, WithinCeiling: true})}
 	if _, err := Approve(&bad, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-read"}}, *c); err == nil {
 		t.Error("an --allow-read of a relative path was approved")
 	}
@@ -422,18 +423,18 @@ func TestApproveAllowRead(t *testing.T) {
 // or a connect beyond loopback, offers no --allow-host (it would not
 // help), only network=on.
 func TestApproveAllowHost(t *testing.T) {
-	c := &Ceiling{Grant: mustGrant(t, "full"), Source: CeilingDefault}
+	c := &Ceiling{Grant: mustGrant(t, "full"), Source: grant.CeilingDefault}
 	a := analyzer(t, "verify,network=loopback", Facts{Ceiling: c})
 	for _, tc := range []struct {
 		den      sandbox.Denial
 		host     string // the --allow-host offered, "" for none
 		ruleWant string
 	}{
-		{sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:5432", Right: RightConnectTCP, Exact: true}, "127.0.0.1:5432", "network-loopback"},
-		{sandbox.Denial{Op: OpConnect, Addr: "[::1]:6379", Right: RightConnectTCP, Exact: true}, "[::1]:6379", "network-loopback"},
-		{sandbox.Denial{Op: "sendto", Addr: "udp:127.0.0.53:53", Right: RightConnectUDP, Exact: true}, "127.0.0.53:53", "network-loopback"},
-		{sandbox.Denial{Op: OpConnect, Addr: "10.1.2.3:80", Right: RightConnectTCP, Exact: true}, "", "network-loopback"},
-		{sandbox.Denial{Op: OpBind, Addr: "0.0.0.0:8080", Right: RightBindTCP, Exact: true}, "", "network-loopback"},
+		{sandbox.Denial{Op: access.OpConnect, Addr: "127.0.0.1:5432", Right: access.RightConnectTCP, Exact: true}, "127.0.0.1:5432", "network-loopback"},
+		{sandbox.Denial{Op: access.OpConnect, Addr: "[::1]:6379", Right: access.RightConnectTCP, Exact: true}, "[::1]:6379", "network-loopback"},
+		{sandbox.Denial{Op: "sendto", Addr: "udp:127.0.0.53:53", Right: access.RightConnectUDP, Exact: true}, "127.0.0.53:53", "network-loopback"},
+		{sandbox.Denial{Op: access.OpConnect, Addr: "10.1.2.3:80", Right: access.RightConnectTCP, Exact: true}, "", "network-loopback"},
+		{sandbox.Denial{Op: access.OpBind, Addr: "0.0.0.0:8080", Right: access.RightBindTCP, Exact: true}, "", "network-loopback"},
 	} {
 		req := mustRequest(t, a, runEnd, []sandbox.Denial{tc.den})
 		d := req.Denials[0]
@@ -476,4 +477,11 @@ func TestApproveAllowHost(t *testing.T) {
 			t.Errorf("%s: options %+v", tc.den.Addr, o.AllowHost)
 		}
 	}
+}
+
+// fromArgs is alt as a request read from its JSON form offers it: its
+// widening read back from its flags.
+func fromArgs(alt Alternative) Alternative {
+	alt.Widen, _ = parseWiden(alt.Args)
+	return alt
 }

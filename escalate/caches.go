@@ -8,48 +8,12 @@ import (
 	"github.com/wrun-dev/wrun/verify"
 )
 
-// toolCache is a directory of the user's that tools share between runs.
-// Sandboxed children below shell=full must never write it: an entry
-// planted there is used by later unsandboxed builds.
-type toolCache struct {
-	// Name is how the plain words call it: "CARGO_HOME", "GOCACHE".
-	Name string
-	// Tool is the key the catalogue matches on: "cargo", "go-mod",
-	// "go-build", "npm", "xdg".
-	Tool string
-	Path string
-	// Full lists the directories beneath Path that shell=full makes
-	// writable (the same list policy gives shell=full).
-	Full []string
-}
-
-// toolCaches locates the user's tool caches, most specific first, as
-// verify.UserToolDirs does for policy's shell=full caches.
-func toolCaches(workdir, home string, getenv func(string) string) []toolCache {
-	d := verify.UserToolDirs(verify.Input{Workdir: workdir, Home: home, Getenv: getenv})
-	var out []toolCache
-	add := func(c toolCache) {
-		if c.Path != "" && filepath.IsAbs(c.Path) {
-			c.Path = filepath.Clean(c.Path)
-			out = append(out, c)
-		}
-	}
-	if d.CargoHome != "" {
-		add(toolCache{Name: "CARGO_HOME", Tool: "cargo", Path: d.CargoHome,
-			Full: []string{filepath.Join(d.CargoHome, "registry"), filepath.Join(d.CargoHome, "git")}})
-	}
-	add(toolCache{Name: "GOMODCACHE", Tool: "go-mod", Path: d.GoModCache, Full: []string{d.GoModCache}})
-	add(toolCache{Name: "GOCACHE", Tool: "go-build", Path: d.GoCache, Full: []string{d.GoCache}})
-	add(toolCache{Name: "npm's cache", Tool: "npm", Path: d.NpmCache, Full: []string{d.NpmCache}})
-	add(toolCache{Name: "the user's cache directory", Tool: "xdg", Path: d.CacheHome, Full: []string{d.CacheHome}})
-	return out
-}
-
-// cacheAt returns the tool cache path lies in, if any.
-func (a *Analyzer) cacheAt(path string) *toolCache {
-	for i := range a.caches {
-		if policy.Within(path, a.caches[i].Path) {
-			return &a.caches[i]
+// cacheAt returns the tool cache of the policy (policy.Policy.Caches)
+// path lies in, the most specific, if any.
+func (a *Analyzer) cacheAt(path string) *verify.ToolCache {
+	for i, c := range a.p.Caches {
+		if filepath.IsAbs(c.Path) && policy.Within(path, c.Path) {
+			return &a.p.Caches[i]
 		}
 	}
 	return nil
@@ -57,9 +21,9 @@ func (a *Analyzer) cacheAt(path string) *toolCache {
 
 // fullCovers reports whether shell=full would make path writable.
 func (a *Analyzer) fullCovers(path string) bool {
-	for _, c := range a.caches {
+	for _, c := range a.p.Caches {
 		for _, f := range c.Full {
-			if policy.Within(path, f) {
+			if filepath.IsAbs(f.Path) && policy.Within(path, f.Path) {
 				return true
 			}
 		}
@@ -70,10 +34,10 @@ func (a *Analyzer) fullCovers(path string) bool {
 // cacheRoot is the narrowest directory of cache c worth granting for a
 // write to path: the shell=full directory holding it, else the first
 // directory beneath the cache root (for the XDG cache, one tool's cache).
-func (c *toolCache) cacheRoot(path string) string {
+func cacheRoot(c *verify.ToolCache, path string) string {
 	for _, f := range c.Full {
-		if policy.Within(path, f) && f != c.Path {
-			return f
+		if policy.Within(path, f.Path) && f.Path != c.Path {
+			return f.Path
 		}
 	}
 	if c.Tool == "xdg" || c.Tool == "cargo" {

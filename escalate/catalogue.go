@@ -1,10 +1,6 @@
 package escalate
 
 import (
-	"bytes"
-	_ "embed"
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,11 +9,7 @@ import (
 
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
-	"github.com/wrun-dev/wrun/policy"
 )
-
-//go:embed catalogue.json
-var catalogueJSON []byte
 
 // The kinds of Alternative, in the order they are offered (narrowest
 // first). KindBeyondCeiling replaces an alternative the ceiling forbids.
@@ -66,185 +58,60 @@ func kindRank(kind string) int {
 	return -1
 }
 
-type catalogue struct {
-	Version int       `json:"version"`
-	Comment string    `json:"comment"`
-	Rules   []ruleDef `json:"rules"`
-	// Protected comes from policy.ProtectedPatterns, not the file.
-	Protected    []policy.ProtectedPattern `json:"-"`
-	Lockfiles    []string                  `json:"lockfiles"`
-	Alternatives []altDef                  `json:"alternatives"`
-}
-
+// ruleDef is one kind of denial: the grant field (or FieldProtected,
+// FieldHidden, FieldBoundary, FieldUnknown) that withholds it, and the
+// words for it.
 type ruleDef struct {
-	ID    string `json:"id"`
-	Field string `json:"field"`
-	Short string `json:"short"`
-	Why   string `json:"why"`
+	ID    string
+	Field string
+	Short string
+	Why   string
 }
 
+// altDef is one alternative of the table: what it is (Kind), which rules
+// it is offered for ("*": every rule), when (When), the grant fields it
+// changes (Set: a grant alternative's widening, a route's grant), the path
+// an allow-write, allow-read or allow-unix alternative names ("{path}" the
+// denied path, "{narrowest}" the narrowest existing path that allows the
+// act, "{cache_dir}" the tool cache's directory), its words and, for a
+// route, the wrun command lines to run ("{argv}" as a whole token is the
+// command's words; "{argv+FLAG}" with FLAG put after cargo's or npm's
+// subcommand).
 type altDef struct {
-	ID          string            `json:"id"`
-	Rules       []string          `json:"rules"`
-	Kind        string            `json:"kind"`
-	When        when              `json:"when"`
-	Set         map[string]string `json:"set"`
-	Path        string            `json:"path"`
-	Description string            `json:"description"`
-	Try         string            `json:"try"`
-	Commands    [][]string        `json:"commands"`
+	ID          string
+	Rules       []string
+	Kind        string
+	When        when
+	Set         map[string]string
+	Path        string
+	Description string
+	Try         string
+	Commands    [][]string
 }
 
+// when are the conditions of an alternative; an empty one always holds.
 type when struct {
-	Command    []string `json:"command"`
-	NotCommand []string `json:"not_command"`
-	Program    []string `json:"program"`
-	NotProgram []string `json:"not_program"`
-	Tool       []string `json:"tool"`
-	Base       []string `json:"base"`
-	If         []string `json:"if"`
+	// Command, NotCommand: the run's program is (is not) one of these.
+	Command, NotCommand []string
+	// Program, NotProgram: the denied process is (is not) one of these (a
+	// tool that writes where it must, not where it is told).
+	Program, NotProgram []string
+	// Tool: the tool cache (policy's ToolCache.Tool) is one of these.
+	Tool []string
+	// Base: the denied file's name is one of these.
+	Base []string
+	// If: named predicates, each of which must hold: "full-covers"
+	// (shell=full would make the path writable), "shell-verify" (the grant
+	// has shell=verify), "exists" (the path to allow exists), "missing"
+	// (the denied path does not exist).
+	If []string
 }
-
-// conditions are the named predicates "when.if" may use.
-var conditions = []string{"full-covers", "shell-verify", "exists", "missing"}
-
-// pathPlaceholders are the values altDef.Path may take.
-var pathPlaceholders = []string{"{path}", "{narrowest}", "{cache_dir}"}
 
 var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[a-z_]+(\+[^}]*)?\}`) })
 
-var knownPlaceholders = []string{"{path}", "{addr}", "{target}", "{cache}", "{why}", "{hole}",
-	"{files}", "{shell}", "{network}", "{desktop}", "{grant}", "{new_grant}", "{route_grant}",
-	"{argv}", "{command}"}
-
-// forbidden are words no alternative may contain: nothing ever suggests
-// leaving the sandbox.
-var forbidden = []string{"disable", "unsandboxed", "no-sandbox", "without wrun", "without the sandbox",
-	"sandbox off", "sudo", "dangerously", "--best-effort", "chmod", "setenforce"}
-
-// loadCatalogue parses and checks the embedded catalogue.
-func loadCatalogue() (*catalogue, error) {
-	return parseCatalogue(catalogueJSON)
-}
-
-func parseCatalogue(b []byte) (*catalogue, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var c catalogue
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("escalate: reading the catalogue of alternatives: %w", err)
-	}
-	c.Protected = policy.ProtectedPatterns()
-	if err := c.check(); err != nil {
-		return nil, fmt.Errorf("escalate: the catalogue of alternatives is broken: %w", err)
-	}
-	return &c, nil
-}
-
-// check enforces what the code relies on, so a bad edit fails every test
-// rather than producing a bad request.
-func (c *catalogue) check() error {
-	if c.Version != 1 {
-		return fmt.Errorf("version %d, want 1", c.Version)
-	}
-	fields := []string{"files", "shell", "network", "desktop", FieldProtected, FieldHidden, FieldBoundary, FieldUnknown}
-	rules := map[string]bool{}
-	for _, r := range c.Rules {
-		if r.ID == "" || rules[r.ID] {
-			return fmt.Errorf("rule %q: empty or repeated id", r.ID)
-		}
-		rules[r.ID] = true
-		if !slices.Contains(fields, r.Field) {
-			return fmt.Errorf("rule %q: unknown field %q", r.ID, r.Field)
-		}
-		if r.Short == "" || r.Why == "" {
-			return fmt.Errorf("rule %q: short and why are required", r.ID)
-		}
-		if err := checkPlaceholders(r.Short + r.Why); err != nil {
-			return fmt.Errorf("rule %q: %w", r.ID, err)
-		}
-	}
-	for _, p := range c.Protected {
-		if !slices.Contains([]string{"gitdir", "home", "home-dot", "workdir", "any", "file"}, p.Under) || (p.Rel == "") != (p.Under == "home-dot") || p.Why == "" {
-			return fmt.Errorf("protected pattern %+v: want under gitdir, home or any with a rel path, or home-dot without one, and a why", p)
-		}
-	}
-	ids := map[string]bool{}
-	for _, a := range c.Alternatives {
-		if a.ID == "" || ids[a.ID] {
-			return fmt.Errorf("alternative %q: empty or repeated id", a.ID)
-		}
-		ids[a.ID] = true
-		if kindRank(a.Kind) < 0 {
-			return fmt.Errorf("alternative %q: unknown kind %q", a.ID, a.Kind)
-		}
-		if len(a.Rules) == 0 {
-			return fmt.Errorf("alternative %q: applies to no rule", a.ID)
-		}
-		for _, r := range a.Rules {
-			if r != "*" && !rules[r] {
-				return fmt.Errorf("alternative %q: unknown rule %q", a.ID, r)
-			}
-		}
-		for _, cond := range a.When.If {
-			if !slices.Contains(conditions, cond) {
-				return fmt.Errorf("alternative %q: unknown condition %q", a.ID, cond)
-			}
-		}
-		for k, v := range a.Set {
-			if _, err := grant.Parse(k + "=" + v); err != nil {
-				return fmt.Errorf("alternative %q: set: %w", a.ID, err)
-			}
-		}
-		if a.Kind == KindGrant && len(a.Set) == 0 || len(a.Set) > 0 && a.Kind != KindGrant && a.Kind != KindRoute {
-			return fmt.Errorf("alternative %q: a grant alternative sets fields, and only it or a route may", a.ID)
-		}
-		if (a.Kind == KindAllowWrite || a.Kind == KindAllowRead || a.Kind == KindAllowUnix) != (a.Path != "") {
-			return fmt.Errorf("alternative %q: an allow-write, allow-read or allow-unix alternative names a path, and only it may", a.ID)
-		}
-		if (a.Kind == KindAllowUnix || a.Kind == KindAllowRead) && a.Path != "{path}" {
-			return fmt.Errorf("alternative %q: an %s alternative names the denied path ({path})", a.ID, a.Kind)
-		}
-		if a.Path != "" && !slices.Contains(pathPlaceholders, a.Path) {
-			return fmt.Errorf("alternative %q: path %q is not one of %v", a.ID, a.Path, pathPlaceholders)
-		}
-		if a.Description == "" || a.Try == "" {
-			return fmt.Errorf("alternative %q: description and try are required", a.ID)
-		}
-		text := a.Description + " " + a.Try
-		for _, cmd := range a.Commands {
-			if len(cmd) < 3 || cmd[0] != "wrun" || !slices.Contains(cmd, "--") {
-				return fmt.Errorf("alternative %q: command %q is not a wrun command line", a.ID, cmd)
-			}
-			text += " " + strings.Join(cmd, " ")
-		}
-		if err := checkPlaceholders(text); err != nil {
-			return fmt.Errorf("alternative %q: %w", a.ID, err)
-		}
-		low := strings.ToLower(text)
-		for _, w := range forbidden {
-			if strings.Contains(low, w) {
-				return fmt.Errorf("alternative %q: contains %q; no alternative may leave the sandbox", a.ID, w)
-			}
-		}
-	}
-	return nil
-}
-
-func checkPlaceholders(s string) error {
-	for _, p := range placeholderRE().FindAllString(s, -1) {
-		if strings.HasPrefix(p, "{argv+") {
-			continue
-		}
-		if !slices.Contains(knownPlaceholders, p) {
-			return fmt.Errorf("unknown placeholder %s", p)
-		}
-	}
-	return nil
-}
-
-func (c *catalogue) rule(id string) ruleDef {
-	for _, r := range c.Rules {
+// ruleOf returns the rule with id, or the unknown rule.
+func ruleOf(id string) ruleDef {
+	for _, r := range rules {
 		if r.ID == id {
 			return r
 		}
@@ -395,3 +262,211 @@ func withFlag(argv []string, flag string) []string {
 
 // shellJoin renders words as one POSIX shell command line.
 func shellJoin(words []string) string { return quote.Words(words) }
+
+// rules are the kinds of denial: the grant field or policy entry that
+// withholds each, and the words for it. Placeholders: see expander.value.
+var rules = []ruleDef{
+	{ID: "workspace-read-only", Field: "files",
+		Short: "files={files} keeps the workspace read-only",
+		Why:   "the grant's files={files} lets the child read the workspace, not change it"},
+	{ID: "lockfile", Field: "files",
+		Short: "files={files} keeps the lock file read-only",
+		Why:   "the workspace is read-only under files={files}, so a stale or missing lock file is not rewritten"},
+	{ID: "workspace-hidden", Field: "files",
+		Short: "files=none hides the workspace",
+		Why:   "the grant's files=none keeps the workspace out of the child's sight"},
+	{ID: "verify-scope", Field: "shell",
+		Short: "shell={shell} writes nothing but /dev/null and TMPDIR; shell=verify would allow this build output",
+		Why:   "the path is in verify mode's bounded write scope (build outputs, test temp files, git plumbing), which shell={shell} does not open"},
+	{ID: "outside-scope", Field: "shell",
+		Short: "no rule of the grant makes it writable",
+		Why:   "outside the workspace, shell={shell} makes writable only its bounded scope (the private TMPDIR, build outputs), and this path is not in it"},
+	{ID: "worktree-git-state", Field: "files",
+		Short: "files={files} keeps this linked worktree's git state read-only",
+		Why:   "a linked worktree's own git state (its index, HEAD and logs, its branch's ref and reflog) lies in the main repository's git dir; files=write opens it for this worktree alone, the main repository's config, hooks and other branches staying protected"},
+	{ID: "tool-cache", Field: "shell",
+		Short: "shell={shell} keeps {cache} read-only",
+		Why:   "{cache} is shared with unsandboxed builds: an entry a sandboxed child planted there would be used by the next build run outside the sandbox"},
+	{ID: "refer-gain", Field: "shell",
+		Short: "moving it there would give it rights it does not have where it is",
+		Why:   "Landlock refuses (EXDEV) to move or link a file into a directory where the grant gives it more rights than where it is"},
+	{ID: "protected", Field: "protected",
+		Short: "protected: {why}",
+		Why:   "{why}"},
+	{ID: "protected-ancestor", Field: "protected",
+		Short: "nothing new may be created beside protected {hole}",
+		Why:   "without a mount namespace (wrun lacks CAP_SYS_ADMIN) protected paths are carved out of the writable rules, and a directory holding one cannot get new entries: {why}"},
+	{ID: "hidden", Field: "hidden",
+		Short: "hidden: {why}",
+		Why:   "{why}"},
+	{ID: "not-readable", Field: "hidden",
+		Short: "outside what the child reads; --allow-read {path} opens it",
+		Why:   "the child reads the system's directories, the workspace, its private temp dir, the toolchains and the directories on PATH, and what --allow-read names; this path is none of them"},
+	{ID: "hidden-ancestor", Field: "hidden",
+		Short: "nothing new may be created beside hidden {hole}",
+		Why:   "hidden paths are carved out of the broader rules, and a directory holding one cannot get new entries: {why}"},
+	{ID: "network-off", Field: "network",
+		Short: "network=off",
+		Why:   "the grant's network=off allows no TCP and no socket family but UNIX"},
+	{ID: "network-loopback", Field: "network",
+		Short: "network={network} reaches loopback only: sockets this run bound, and the host's services --allow-host names",
+		Why:   "the grant's network={network} lets the child bind only to loopback addresses and connect or send only to sockets its own sandbox bound in this run, to the host's loopback services an --allow-host names and, under network=hosts, to wrun's proxy (HTTPS_PROXY, HTTP_PROXY); this address is none of them"},
+	{ID: "network-hosts", Field: "network",
+		Short: "network=hosts reaches only the hosts --allow-host names, through wrun's proxy",
+		Why:   "the grant's network=hosts lets the child reach hosts beyond loopback only through wrun's proxy (HTTPS_PROXY, HTTP_PROXY), which connects only to hosts an --allow-host names, and to a loopback, private or link-local address only for an entry naming the host exactly; this host is none of them"},
+	{ID: "unix-socket", Field: "desktop",
+		Short: "desktop=off allows no UNIX socket outside the sandbox; --allow-unix PATH allows that one socket",
+		Why:   "desktop=off: the child may not connect or send to UNIX sockets bound outside its sandbox (the D-Bus session bus, an ssh agent, a docker socket, a terminal multiplexer); --allow-unix PATH lets it reach one socket, narrower than desktop=on"},
+	{ID: "abstract-socket", Field: "desktop",
+		Short: "desktop=off allows no abstract UNIX socket outside the sandbox",
+		Why:   "desktop=off: the child may not connect to abstract UNIX sockets bound outside its sandbox (X11, D-Bus)"},
+	{ID: "abstract-bind", Field: "desktop",
+		Short: "desktop=off: binding a chosen abstract UNIX name is refused (an empty address, autobind, works)",
+		Why:   "desktop=off: a chosen abstract name is reachable by every process outside that looks for it (a fake X11 or D-Bus endpoint); binding with an empty address lets the kernel pick a name the sandbox's own sockets can reach"},
+	{ID: "unix-sockets-unconfined", Field: "desktop",
+		Short: "desktop=off, and this kernel cannot confine UNIX sockets",
+		Why:   "this kernel's Landlock (ABI below 9) cannot confine connect() to pathname UNIX sockets and wrun cannot mediate them here (no seccomp user notification, or no pidfd_getfd to take the command's socket, as in a container's default seccomp profile), so under desktop=off no UNIX socket can be created (stream socketpairs still work)"},
+	{ID: "git-push", Field: "shell",
+		Short: "shell=verify checks work and does not publish it: git push is refused",
+		Why:   "shell=verify sends every git push to a remote helper that refuses it (with the network on for git fetch, this guards against a mistake; it is not a boundary, as a determined child can speak git's protocol itself)"},
+	{ID: "signal-scope", Field: "boundary",
+		Short: "a sandboxed process may not signal one outside the sandbox",
+		Why:   "the sandbox's boundary: a sandboxed process may signal only processes of its own sandbox (Landlock scope), so it cannot stop or kill the programs around it; no grant widens this"},
+	{ID: "priority-scope", Field: "boundary",
+		Short: "a sandboxed process may not change the priority, scheduling or limits of one outside the sandbox",
+		Why:   "the sandbox's boundary: setpriority, sched_setaffinity, sched_setattr, prlimit and ioprio_set reach only the sandbox's own processes, so it cannot starve or limit the programs around it; no grant widens this"},
+	{ID: "terminal-scope", Field: "boundary",
+		Short: "a sandboxed process may open only the pseudo-terminals it made",
+		Why:   "the sandbox's boundary: another session's pseudo-terminal carries that session's keystrokes; the sandbox opens only pairs it made through /dev/ptmx, and its own terminal; no grant widens this"},
+	{ID: "setid-file", Field: "boundary",
+		Short: "a file may not be given the setuid or setgid bit",
+		Why:   "the sandbox's boundary: a setuid or setgid file would run as its owner or group for any user who executes it after the run; no grant allows it (a directory's setgid bit, which only passes its group on to new entries, is made)"},
+	{ID: "unix-credentials-mediated", Field: "desktop",
+		Short: "SCM_CREDENTIALS cannot pass through wrun's UNIX socket mediation",
+		Why:   "below Landlock ABI 9 with desktop={desktop}, a process inside the sandbox makes every send on a UNIX socket for the child, and the kernel accepts SCM_CREDENTIALS only with the sender's own pid; desktop=on does not mediate, and a kernel with Landlock ABI 9 does not need to"},
+	{ID: "unknown", Field: "unknown",
+		Short: "the sandbox refused it",
+		Why:   "wrun could not tell which part of the grant withheld this"},
+}
+
+// lockfiles are the names of the lock files of the build tools (rule
+// lockfile).
+var lockfiles = []string{"Cargo.lock", "go.sum", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"}
+
+// alternatives are what each kind of denial (rules) may be offered
+// instead, in the order offered within a kind.
+var alternatives = []altDef{
+	{ID: "cargo-generate-lockfile", Rules: []string{"lockfile"}, Kind: KindRoute,
+		When:        when{Command: []string{"cargo"}, Base: []string{"Cargo.lock"}, If: []string{"missing"}},
+		Set:         map[string]string{"files": "write"},
+		Description: "create the missing Cargo.lock first with `cargo generate-lockfile` under a grant that may write the workspace ({route_grant}), then run the command again under this grant (check the new lock file in)",
+		Try:         "cargo generate-lockfile under --grant {route_grant}, then run it again",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{route_grant}", "--", "cargo", "generate-lockfile"}, []string{"wrun", "--grant", "{grant}", "--", "{argv}"}}},
+	{ID: "use-tmpdir", Rules: []string{"workspace-read-only", "outside-scope"}, Kind: KindRoute,
+		When:        when{NotProgram: []string{"git", "cargo", "rustc", "go", "npm", "npx", "node"}},
+		Description: "write it under the private temp dir ($TMPDIR), which this grant makes writable, instead of {path}",
+		Try:         "write it under $TMPDIR instead"},
+	{ID: "cargo-target-dir", Rules: []string{"workspace-read-only"}, Kind: KindRoute,
+		When:        when{Command: []string{"cargo"}},
+		Description: "keep build output out of the source tree: point CARGO_TARGET_DIR inside the writable scope (here $TMPDIR/target); build scripts should write to OUT_DIR",
+		Try:         "set CARGO_TARGET_DIR to $TMPDIR/target inside the sandbox (the route's command does)",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{grant}", "--", "sh", "-c", "CARGO_TARGET_DIR=\"$TMPDIR/target\" exec \"$@\"", "sh", "{argv}"}}},
+	{ID: "cargo-fetch-first", Rules: []string{"tool-cache"}, Kind: KindRoute,
+		When:        when{Tool: []string{"cargo"}, Command: []string{"cargo"}, Program: []string{"cargo"}, If: []string{"full-covers"}},
+		Set:         map[string]string{"shell": "full", "network": "on"},
+		Description: "fill cargo's cache first with `cargo fetch` under a grant that may write it ({route_grant}), then run the command offline under this grant",
+		Try:         "cargo fetch under --grant {route_grant}, then {argv+--offline}",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{route_grant}", "--", "cargo", "fetch"}, []string{"wrun", "--grant", "{grant}", "--", "{argv+--offline}"}}},
+	{ID: "cargo-fetch", Rules: []string{"tool-cache"}, Kind: KindRoute,
+		When:        when{Tool: []string{"cargo"}, NotCommand: []string{"cargo"}, Program: []string{"cargo"}, If: []string{"full-covers"}},
+		Set:         map[string]string{"shell": "full", "network": "on"},
+		Description: "fill cargo's cache first with `cargo fetch` under a grant that may write it ({route_grant}), then run cargo with --offline under this grant",
+		Try:         "cargo fetch under --grant {route_grant}, then cargo with --offline",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{route_grant}", "--", "cargo", "fetch"}}},
+	{ID: "go-mod-download-first", Rules: []string{"tool-cache"}, Kind: KindRoute,
+		When:        when{Tool: []string{"go-mod"}},
+		Set:         map[string]string{"shell": "full", "network": "on"},
+		Description: "fill the module cache first with `go mod download` under a grant that may write it ({route_grant}), then run the command again under this grant",
+		Try:         "go mod download under --grant {route_grant}, then run it again",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{route_grant}", "--", "go", "mod", "download"}, []string{"wrun", "--grant", "{grant}", "--", "{argv}"}}},
+	{ID: "private-gocache", Rules: []string{"tool-cache"}, Kind: KindRoute,
+		When:        when{Tool: []string{"go-build"}, If: []string{"shell-verify"}},
+		Description: "leave GOCACHE as wrun sets it: verify runs get a build cache of their own that stays warm between runs and that unconfined builds never read",
+		Try:         "do not override GOCACHE",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{grant}", "--", "{argv}"}}},
+	{ID: "npm-private-cache", Rules: []string{"tool-cache"}, Kind: KindRoute,
+		When:        when{Tool: []string{"npm"}, Command: []string{"npm", "npx"}},
+		Description: "give npm a cache of its own inside the writable scope (npm_config_cache=$TMPDIR/npm-cache)",
+		Try:         "set npm_config_cache to $TMPDIR/npm-cache inside the sandbox (the route's command does)",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{grant}", "--", "sh", "-c", "npm_config_cache=\"$TMPDIR/npm-cache\" exec \"$@\"", "sh", "{argv}"}}},
+	{ID: "cargo-offline", Rules: []string{"network-off", "network-loopback"}, Kind: KindRoute,
+		When:        when{Command: []string{"cargo"}},
+		Description: "run cargo offline: it builds from what is already in its cache and names anything missing",
+		Try:         "{argv+--offline}",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{grant}", "--", "{argv+--offline}"}}},
+	{ID: "npm-offline", Rules: []string{"network-off", "network-loopback"}, Kind: KindRoute,
+		When:        when{Command: []string{"npm"}},
+		Description: "run npm offline: it uses only what is already in its cache",
+		Try:         "{argv+--offline}",
+		Commands:    [][]string{[]string{"wrun", "--grant", "{grant}", "--", "{argv+--offline}"}}},
+	{ID: "copy-not-move", Rules: []string{"refer-gain"}, Kind: KindRoute,
+		Description: "copy it to {path} and remove the original, rather than moving or linking it across directories",
+		Try:         "copy instead of moving"},
+	{ID: "allow-write-lockfile", Rules: []string{"lockfile"}, Kind: KindAllowWrite,
+		When:        when{If: []string{"exists"}},
+		Path:        "{path}",
+		Description: "let this run write the lock file {target} and nothing else in the workspace",
+		Try:         "--allow-write {target}"},
+	{ID: "allow-write", Rules: []string{"workspace-read-only", "outside-scope"}, Kind: KindAllowWrite,
+		Path:        "{narrowest}",
+		Description: "let this run write {target} as well",
+		Try:         "--allow-write {target}"},
+	{ID: "allow-write-cache", Rules: []string{"tool-cache"}, Kind: KindAllowWrite,
+		Path:        "{cache_dir}",
+		Description: "let this run write {target}; later builds that run unconfined will use what it puts there",
+		Try:         "--allow-write {target}"},
+	{ID: "files-write", Rules: []string{"workspace-read-only", "lockfile", "worktree-git-state"}, Kind: KindGrant,
+		Set:         map[string]string{"files": "write"},
+		Description: "let the child write the workspace (git config and hooks stay protected)",
+		Try:         "--grant {new_grant}"},
+	{ID: "files-read", Rules: []string{"workspace-hidden"}, Kind: KindGrant,
+		Set:         map[string]string{"files": "read"},
+		Description: "let the child read the workspace",
+		Try:         "--grant {new_grant}"},
+	{ID: "shell-verify", Rules: []string{"verify-scope"}, Kind: KindGrant,
+		Set:         map[string]string{"shell": "verify"},
+		Description: "let the child write verify mode's bounded scope: build outputs, test temp files, git plumbing",
+		Try:         "--grant {new_grant}"},
+	{ID: "shell-full", Rules: []string{"tool-cache"}, Kind: KindGrant,
+		When:        when{If: []string{"full-covers"}},
+		Set:         map[string]string{"shell": "full"},
+		Description: "let the child write the user's tool caches (shell=full)",
+		Try:         "--grant {new_grant}"},
+	{ID: "allow-read", Rules: []string{"not-readable", "hidden"}, Kind: KindAllowRead,
+		When:        when{If: []string{"exists"}},
+		Path:        "{path}",
+		Description: "let this run read {target} as well, and nothing else beside it",
+		Try:         "--allow-read {target}"},
+	{ID: "allow-host", Rules: []string{"network-loopback", "network-hosts"}, Kind: KindAllowHost,
+		Description: "let this run reach {target} as well (no other host or service outside the sandbox)",
+		Try:         "--allow-host {target}"},
+	{ID: "network-on", Rules: []string{"network-off", "network-loopback", "network-hosts"}, Kind: KindGrant,
+		Set:         map[string]string{"network": "on"},
+		Description: "let the child use the network",
+		Try:         "--grant {new_grant}"},
+	{ID: "allow-unix", Rules: []string{"unix-socket"}, Kind: KindAllowUnix,
+		Path:        "{path}",
+		Description: "let this run connect to the UNIX socket {target} as well (no other socket outside the sandbox)",
+		Try:         "--allow-unix {target}"},
+	{ID: "desktop-on", Rules: []string{"unix-socket", "abstract-socket", "abstract-bind", "unix-sockets-unconfined", "unix-credentials-mediated"}, Kind: KindGrant,
+		Set:         map[string]string{"desktop": "on"},
+		Description: "let the child reach the desktop session and UNIX sockets outside the sandbox",
+		Try:         "--grant {new_grant}"},
+	{ID: "push-grant", Rules: []string{"git-push"}, Kind: KindGrant,
+		Set:         map[string]string{"files": "write", "network": "on"},
+		Description: "push under a grant that may publish: files=write with network=on (no push guard; git config and hooks stay protected)",
+		Try:         "--grant {new_grant}"},
+	{ID: "ask-parent", Rules: []string{"*"}, Kind: KindAskParent,
+		Description: "ask the parent (the person or agent that started this run) to do it, or to approve a wider grant; the reason it was refused: {why}",
+		Try:         "ask the parent"},
+}

@@ -3,8 +3,8 @@ package escalate
 import (
 	"path/filepath"
 	"slices"
-	"strings"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -50,7 +50,7 @@ type finding struct {
 	acc   policy.Access
 	path  string // the denied path, clean
 	at    string // where the right is checked
-	cache *toolCache
+	cache *verify.ToolCache
 	hole  string // the protected or hidden path a carved ancestor lost rights to
 	why   string // the policy entry's own why, for {why}
 	// stays says why no widening would let the act through, when the
@@ -60,50 +60,46 @@ type finding struct {
 	stays string
 }
 
+// rightRules are the rules that withhold the rights that are not file
+// system rights, one each (network-off stands for network-loopback under
+// network=loopback and hosts).
+var rightRules = map[string]string{
+	access.RightConnectTCP: "network-off", access.RightBindTCP: "network-off", access.RightConnectUDP: "network-off",
+	access.RightBindUDP: "network-off", access.RightSocketInet: "network-off",
+	access.RightSocketUnix:      "unix-sockets-unconfined",
+	access.RightConnectUnix:     "unix-socket",
+	access.RightConnectAbstract: "abstract-socket",
+	access.RightBindAbstract:    "abstract-bind",
+	access.RightSignal:          "signal-scope",
+	access.RightSetID:           "setid-file",
+	access.RightSendCredentials: "unix-credentials-mediated",
+	access.RightPriority:        "priority-scope",
+	access.RightTerminal:        "terminal-scope",
+	RightGitPush:                "git-push",
+	RightConnectHost:            "network-hosts",
+}
+
 // Classify says which rule or grant field withheld d under the policy.
 func (a *Analyzer) Classify(d sandbox.Denial) WithheldBy { return a.find(d).by }
 
 func (a *Analyzer) find(d sandbox.Denial) finding {
 	f := finding{d: d}
-	switch d.Right {
-	case RightConnectTCP, RightBindTCP, RightConnectUDP, RightBindUDP, RightSocketInet:
-		if a.p.Network.Loopback {
-			return a.finish(f, "network-loopback", "")
-		}
-		return a.finish(f, "network-off", "")
-	case RightSocketUnix:
-		return a.finish(f, "unix-sockets-unconfined", "")
-	case RightConnectUnix:
-		return a.finish(f, "unix-socket", "")
-	case RightConnectAbstract:
-		return a.finish(f, "abstract-socket", "")
-	case RightBindAbstract:
-		return a.finish(f, "abstract-bind", "")
-	case RightSignal:
-		return a.finish(f, "signal-scope", "")
-	case RightSetID:
-		return a.finish(f, "setid-file", "")
-	case RightSendCredentials:
-		return a.finish(f, "unix-credentials-mediated", "")
-	case RightPriority:
-		return a.finish(f, "priority-scope", "")
-	case RightTerminal:
-		return a.finish(f, "terminal-scope", "")
-	case RightGitPush:
-		return a.finish(f, "git-push", "")
-	case RightConnectHost:
-		return a.finish(f, "network-hosts", "")
+	switch rule := rightRules[d.Right]; {
+	case rule == "network-off" && a.p.Network.Loopback:
+		return a.finish(f, "network-loopback", "")
+	case rule != "":
+		return a.finish(f, rule, "")
 	}
 	if d.Path == "" {
 		return a.finish(f, "unknown", "")
 	}
 	f.path = filepath.Clean(d.Path)
-	f.acc = ParseRights(d.Right)
+	f.acc = policy.ParseAccess(d.Right)
 	f.at = f.path
-	if f.acc&dirRights != 0 {
+	if f.acc&access.DirRights != 0 {
 		f.at = filepath.Dir(f.path)
 	}
-	writes := f.acc&writeRights != 0 || d.Right == RightMetadata
+	writes := f.acc&access.WriteRights != 0 || d.Right == access.RightMetadata
 	if writes {
 		if pr, ok := a.protectedAt(f); ok {
 			f.why = pr.Why
@@ -140,7 +136,7 @@ func (a *Analyzer) find(d sandbox.Denial) finding {
 		}
 	}
 	if writes && f.stays == "" {
-		_, f.stays = a.protectedPattern(f.path, f.acc)
+		_, f.stays = policy.ProtectedAt(f.path, f.acc, a.p.Workdir, a.facts.Home, a.facts.Exists)
 	}
 	if f.acc == policy.Refer && m.Granted(f.at)&policy.Refer != 0 {
 		return a.finish(f, "refer-gain", "")
@@ -174,7 +170,7 @@ func (a *Analyzer) missingRule(f finding) finding {
 		}
 		return false
 	}
-	if f.acc&writeRights == 0 && !policy.Within(f.path, a.p.Workdir) {
+	if f.acc&access.WriteRights == 0 && !policy.Within(f.path, a.p.Workdir) {
 		// What the child reads is named (policy's readable roots):
 		// nothing else is.
 		return a.finish(f, "not-readable", "")
@@ -183,12 +179,12 @@ func (a *Analyzer) missingRule(f finding) finding {
 		switch {
 		case inScope():
 			return a.finish(f, "verify-scope", "")
-		case f.acc&writeRights != 0 && slices.Contains(a.cat.Lockfiles, filepath.Base(f.path)):
+		case f.acc&access.WriteRights != 0 && slices.Contains(lockfiles, filepath.Base(f.path)):
 			return a.finish(f, "lockfile", "")
 		}
 		return a.finish(f, "workspace-read-only", "")
 	}
-	if f.acc&writeRights != 0 {
+	if f.acc&access.WriteRights != 0 {
 		if c := a.cacheAt(f.path); c != nil {
 			f.cache = c
 			return a.finishPath(f, "tool-cache", c.Path)
@@ -197,7 +193,7 @@ func (a *Analyzer) missingRule(f finding) finding {
 	if inScope() {
 		return a.finish(f, "verify-scope", "")
 	}
-	if a.p.Grant.Files < grant.FilesWrite && f.acc&writeRights != 0 {
+	if a.p.Grant.Files < grant.FilesWrite && f.acc&access.WriteRights != 0 {
 		for _, w := range a.facts.WriteScope {
 			if w.Dir && policy.Within(f.at, w.Path) || !w.Dir && f.path == w.Path {
 				return a.finish(f, "worktree-git-state", "")
@@ -215,7 +211,7 @@ func (a *Analyzer) finishPath(f finding, rule, path string) finding {
 
 // finish fills in the field and the words of rule.
 func (a *Analyzer) finish(f finding, rule, why string) finding {
-	def := a.cat.rule(rule)
+	def := ruleOf(rule)
 	f.why = why
 	x := a.expander(f, nil)
 	f.by = WithheldBy{Field: def.Field, Rule: rule, Why: x.text(def.Why)}
@@ -233,7 +229,7 @@ func (a *Analyzer) finish(f finding, rule, why string) finding {
 // on. The policy protects paths only inside its writable rules: a path
 // outside them was never opened, and its refusal is the missing rule's.
 func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
-	removes := f.d.Op == OpRename || f.d.Op == OpUnlink || f.d.Op == OpRmdir || f.d.Op == OpLink
+	removes := f.d.Op == access.OpRename || f.d.Op == access.OpUnlink || f.d.Op == access.OpRmdir || f.d.Op == access.OpLink
 	for _, pr := range a.p.Protected {
 		if pr.Pin {
 			if removes && f.path == pr.Path {
@@ -246,93 +242,6 @@ func (a *Analyzer) protectedAt(f finding) (policy.Protected, bool) {
 		}
 	}
 	return policy.Protected{}, false
-}
-
-// protectedPattern recognizes the paths policy protects wherever a grant
-// makes them writable: a repository's config and hooks, the user's
-// start-up files, wrun's own config. It returns the protected path and
-// why. It says what a widening would meet (finding.stays), not what
-// withheld a denial: that is the policy's own list (protectedAt).
-func (a *Analyzer) protectedPattern(path string, acc policy.Access) (string, string) {
-	for _, pp := range a.cat.Protected {
-		switch pp.Under {
-		case "home":
-			if a.facts.Home == "" {
-				continue
-			}
-			base := filepath.Join(a.facts.Home, pp.Rel)
-			if policy.Within(path, base) {
-				return base, pp.Why
-			}
-		case "home-dot":
-			if a.facts.Home == "" || !policy.Within(path, a.facts.Home) || path == a.facts.Home {
-				continue
-			}
-			// The entry itself only: beneath it may lie a cache that a
-			// grant makes writable (the policy's own list covers the rest).
-			// A new one is removed after the run, not protected.
-			if filepath.Dir(path) == a.facts.Home && strings.HasPrefix(filepath.Base(path), ".") && a.facts.Exists != nil && a.facts.Exists(path) {
-				return path, pp.Why
-			}
-		case "workdir":
-			base := filepath.Join(a.p.Workdir, pp.Rel)
-			if policy.Within(path, base) {
-				return base, pp.Why
-			}
-		case "any":
-			if filepath.Base(path) == pp.Rel {
-				return path, pp.Why
-			}
-		case "file":
-			// Written as a file (opened for writing, truncated): an
-			// existing file, not a directory of that name.
-			if filepath.Base(path) == pp.Rel && acc&(policy.WriteFile|policy.Truncate) != 0 {
-				return path, pp.Why
-			}
-		case "gitdir":
-			gds := gitDirsOf(path)
-			for i, gd := range gds {
-				base := filepath.Join(gd, pp.Rel)
-				if !policy.Within(path, base) {
-					continue
-				}
-				if i+1 < len(gds) && policy.Within(gds[i+1], base) && slices.Contains(verify.GitDirListed, pp.Rel) {
-					// Inside a worktree's or submodule's git dir listed
-					// there: that git dir's own patterns protect it
-					// (files=write opens a linked worktree's own).
-					continue
-				}
-				return base, pp.Why
-			}
-		}
-	}
-	return "", ""
-}
-
-// gitDirsOf returns the repository directories path may lie in, judging by
-// its name alone: <x>/.git, a linked worktree's <x>/.git/worktrees/<name>,
-// and a submodule's <x>/.git/modules/<name>[/modules/<name>...].
-func gitDirsOf(path string) []string {
-	const dotGit = string(filepath.Separator) + ".git"
-	i := strings.LastIndex(path+string(filepath.Separator), dotGit+string(filepath.Separator))
-	if i < 0 {
-		return nil
-	}
-	gd := path[:i+len(dotGit)]
-	out := []string{gd}
-	rest := strings.Split(strings.TrimPrefix(path[len(gd):], string(filepath.Separator)), string(filepath.Separator))
-	switch {
-	case len(rest) >= 3 && rest[0] == "worktrees":
-		out = append(out, filepath.Join(gd, "worktrees", rest[1]))
-	case len(rest) >= 3 && rest[0] == "modules":
-		dir := filepath.Join(gd, "modules", rest[1])
-		out = append(out, dir)
-		for j := 2; j+2 < len(rest) && rest[j] == "modules"; j += 2 {
-			dir = filepath.Join(dir, "modules", rest[j+1])
-			out = append(out, dir)
-		}
-	}
-	return out
 }
 
 // regranted reports whether a rule inside the hidden path hole covers at:

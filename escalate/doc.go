@@ -5,15 +5,15 @@
 // Whether the kernel will deny an operation under the policy
 // (Analyzer.Check, WouldDeny, Analyzer.Rights) is package access's answer,
 // for the platform the Facts describe: escalate keeps no second copy of
-// Landlock's rules, and Op, Missing and the names of operations and rights
-// are access's, under their names here. (The exact observer in
-// sandbox/linux asks the same model directly, not through escalate.)
+// Landlock's rules, and takes access.Op, access.Missing and the names of
+// operations and rights from access. (The exact observer in sandbox/linux
+// asks the same model directly, not through escalate.)
 //
 // It owns, platform-neutrally and without touching the kernel:
 //
 //   - classification: which grant field, rule, hidden or protected path
 //     withheld a denial, and why (Analyzer.Classify);
-//   - the catalogue of alternatives, kept as data (catalogue.json): for each
+//   - the catalogue of alternatives, a Go table (catalogue.go): for each
 //     kind of denial, concrete runnable alternatives ordered from the
 //     narrowest (a sanctioned route, an extra path, a grant field change,
 //     asking the parent), each checked against the ceiling. Disabling the

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/wrun-dev/wrun/grant"
+	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // The fixture's host: a user's home with a cargo workspace in a git clone.
@@ -18,7 +20,7 @@ const (
 var fixtureEnv = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 
 // fixture builds, without touching the disk, the policy policy.Compute
-// makes for spec on the fixture's host (drift_test.go runs the same kind
+// makes for spec on the fixture's host (computed_test.go runs the same kind
 // of checks on policies Compute really made).
 func fixture(t testing.TB, spec string, extra ...policy.Rule) *policy.Policy {
 	t.Helper()
@@ -98,7 +100,13 @@ func analyzer(t testing.TB, spec string, f Facts, extra ...policy.Rule) *Analyze
 	if f.Env == nil {
 		f.Env = fixtureEnv
 	}
-	a, err := New(fixture(t, spec, extra...), f)
+	p := fixture(t, spec, extra...)
+	// The tool caches of the analyzer's environment, as Compute finds them.
+	p.Caches = verify.ToolCaches(verify.Input{Workdir: p.Workdir, Home: f.Home, Getenv: func(name string) string {
+		v, _ := envlist.Lookup(f.Env, name)
+		return v
+	}})
+	a, err := New(p, f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,12 @@ package escalate
 
 import (
 	"errors"
+	"github.com/wrun-dev/wrun/access"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -52,8 +54,8 @@ func TestGuardRefusal(t *testing.T) {
 func TestApprovalNeverOpensEtc(t *testing.T) {
 	root := Facts{Home: "/root", Env: []string{"HOME=/root"}, Exists: existing("/etc/passwd", "/opt/tool/x")}
 	a := analyzer(t, "write", root)
-	ceiling := Ceiling{Grant: a.ceiling.Grant, Source: CeilingDefault, Guarded: a.Guarded()}
-	preload := sandbox.Denial{Op: OpCreate, Path: "/etc/ld.so.preload", Right: "make_reg", Exact: true}
+	ceiling := Ceiling{Grant: a.ceiling.Grant, Source: grant.CeilingDefault, Guarded: a.Guarded()}
+	preload := sandbox.Denial{Op: access.OpCreate, Path: "/etc/ld.so.preload", Right: "make_reg", Exact: true}
 	req := a.Request(runEnd, []sandbox.Denial{preload})
 	for _, alt := range req.Denials[0].Alternatives {
 		if slices.Contains(alt.Args, "--allow-write") {
@@ -70,14 +72,14 @@ func TestApprovalNeverOpensEtc(t *testing.T) {
 	forged := *req
 	forged.Denials = slices.Clone(req.Denials)
 	forged.Denials[0].Alternatives = append(slices.Clone(req.Denials[0].Alternatives),
-		Alternative{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/etc"}, WithinCeiling: true})
+		fromArgs(Alternative{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/etc"}, WithinCeiling: true}))
 	if _, err := Approve(&forged, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-write"}}, ceiling); err == nil ||
 		!strings.Contains(err.Error(), "system-wide start-up location") {
 		t.Errorf("approving --allow-write /etc by id: %v, want it refused", err)
 	}
 
 	// The control.
-	opt := sandbox.Denial{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true}
+	opt := sandbox.Denial{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true}
 	req = a.Request(runEnd, []sandbox.Denial{opt})
 	w, err = Approve(req, Decision{Decision: DecisionApprove}, ceiling)
 	if err != nil || !slices.Equal(w.AllowWrite, []string{"/opt/tool"}) {
@@ -88,11 +90,11 @@ func TestApprovalNeverOpensEtc(t *testing.T) {
 // TestCeilingBoundsPaths: a ceiling with allow-write= offers and approves
 // an --allow-write only inside its directories.
 func TestCeilingBoundsPaths(t *testing.T) {
-	f := Facts{Exists: existing("/opt/tool/x", "/srv/data/x"), Ceiling: ceilingOf(t, "full,allow-write=/srv", CeilingFlag)}
+	f := Facts{Exists: existing("/opt/tool/x", "/srv/data/x"), Ceiling: ceilingOf(t, "full,allow-write=/srv", grant.CeilingFlag)}
 	a := analyzer(t, "write", f)
 	req := a.Request(runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
-		{Op: OpCreate, Path: "/srv/data/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/opt/tool/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: "/srv/data/y", Right: "make_reg", Exact: true},
 	})
 	kinds := func(d DeniedAct) (out []string) {
 		for _, alt := range d.Alternatives {
@@ -108,7 +110,7 @@ func TestCeilingBoundsPaths(t *testing.T) {
 	}
 	forged := *req
 	forged.Denials = slices.Clone(req.Denials)
-	forged.Denials[0].Alternatives = []Alternative{{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/opt/tool"}, WithinCeiling: true}}
+	forged.Denials[0].Alternatives = []Alternative{fromArgs(Alternative{ID: "d1.allow-write", Kind: KindAllowWrite, Args: []string{"--allow-write", "/opt/tool"}, WithinCeiling: true})}
 	_, err := Approve(&forged, Decision{Decision: DecisionApprove, Alternatives: []string{"d1.allow-write"}}, *f.Ceiling)
 	var ce *CeilingError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "outside the ceiling's allow-write=/srv") {
@@ -122,7 +124,7 @@ func TestRoutesCarryTheRunsFlags(t *testing.T) {
 	f := Facts{Argv: []string{"cargo", "test"}, Flags: []string{"--workdir", ws, "--keep-env", "GOFLAGS", "--allow-write", "/srv/out"},
 		RoleFlags: []string{"--role", "verifier"}}
 	a := analyzer(t, "verify", f)
-	req := a.Request(runEnd, []sandbox.Denial{{Op: OpCreate, Path: home + "/.cargo/registry/index/x", Right: "make_reg", Exact: true, Program: "cargo"}})
+	req := a.Request(runEnd, []sandbox.Denial{{Op: access.OpCreate, Path: home + "/.cargo/registry/index/x", Right: "make_reg", Exact: true, Program: "cargo"}})
 	var cmds [][]string
 	for _, alt := range req.Denials[0].Alternatives {
 		cmds = append(cmds, alt.Commands...)

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -63,7 +64,7 @@ func TestHostilePathsAreQuoted(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := analyzer(t, tc.grant, Facts{})
-			req := mustRequest(t, a, runEnd, []sandbox.Denial{{Op: OpCreate, Path: tc.path, Right: "make_reg", Exact: true}})
+			req := mustRequest(t, a, runEnd, []sandbox.Denial{{Op: access.OpCreate, Path: tc.path, Right: "make_reg", Exact: true}})
 			if got := req.Lines()[0]; got != tc.want {
 				t.Errorf("\n got %s\nwant %s", got, tc.want)
 			}
@@ -93,15 +94,15 @@ func FuzzDenialLine(f *testing.F) {
 		f.Add(s, uint8(0))
 	}
 	rights := []struct{ op, right string }{
-		{OpCreate, "make_reg"}, {OpOpen, "write_file,truncate"}, {OpOpen, "read_file"},
-		{OpConnect, RightConnectUnix}, {OpConnect, RightConnectTCP}, {OpRename, "refer"},
+		{access.OpCreate, "make_reg"}, {access.OpOpen, "write_file,truncate"}, {access.OpOpen, "read_file"},
+		{access.OpConnect, access.RightConnectUnix}, {access.OpConnect, access.RightConnectTCP}, {access.OpRename, "refer"},
 	}
 	a := analyzer(f, "verify", Facts{Argv: []string{"cargo", "build"}})
 	w := analyzer(f, "write", Facts{Argv: []string{"sh", "-c", "x"}})
 	f.Fuzz(func(t *testing.T, s string, k uint8) {
 		r := rights[int(k)%len(rights)]
 		d := sandbox.Denial{Op: r.op, Right: r.right, Exact: k&8 != 0, Program: s}
-		if r.op == OpConnect {
+		if r.op == access.OpConnect {
 			d.Addr = "unix:/run/" + s
 		} else {
 			for _, dir := range []string{ws, home + "/.cache", home + "/.git", "/etc"} {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -42,15 +43,15 @@ func inferPatterns() []inferPattern {
 		{name: "git-push", op: OpGitPush, re: regexp.MustCompile(`^wrun: git push(?: to (?P<addr>\S+))? refused \(` + pushHelper + `\)|'remote-` + pushHelper + `' is not a git command`)},
 		// git
 		{name: "git-config-lock", op: opWrite, re: regexp.MustCompile(`could not (?:lock|write) config file ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
-		{name: "git-unable-create", op: OpCreate, re: regexp.MustCompile(`[Uu]nable to create (?:file )?` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
-		{name: "git-create-dir", op: OpMkdir, re: regexp.MustCompile(`cannot create directory at ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
-		{name: "git-objects", op: OpCreate, re: regexp.MustCompile(`insufficient permission for adding an object to repository database (?P<path>\S+)`)},
+		{name: "git-unable-create", op: access.OpCreate, re: regexp.MustCompile(`[Uu]nable to create (?:file )?` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
+		{name: "git-create-dir", op: access.OpMkdir, re: regexp.MustCompile(`cannot create directory at ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `: ` + refusal)},
+		{name: "git-objects", op: access.OpCreate, re: regexp.MustCompile(`insufficient permission for adding an object to repository database (?P<path>\S+)`)},
 		// node and npm: "EACCES: permission denied, mkdir '/x'"
 		{name: "node", re: regexp.MustCompile(`E(?:ACCES|PERM|ROFS): [a-z -]+, (?P<verb>[a-z]+) '(?P<path>[^']+)'(?: -> '(?P<dest>[^']+)')?`)},
 		// Python: "PermissionError: [Errno 13] Permission denied: '/x'"
 		{name: "python", re: regexp.MustCompile(`(?:PermissionError|OSError): \[Errno (?:1|13|30)\] [^:]+: '(?P<path>[^']+)'(?: -> '(?P<dest>[^']+)')?`)},
 		// Go: "dial tcp 1.2.3.4:443: connect: operation not permitted"
-		{name: "go-dial", op: OpConnect, re: regexp.MustCompile(`dial (?P<net>tcp[46]?|udp[46]?|unix) (?P<addr>\S+?): (?:socket|connect): (?i:permission denied|operation not permitted)`)},
+		{name: "go-dial", op: access.OpConnect, re: regexp.MustCompile(`dial (?P<net>tcp[46]?|udp[46]?|unix) (?P<addr>\S+?): (?:socket|connect): (?i:permission denied|operation not permitted)`)},
 		// coreutils: "touch: cannot touch '/x': Permission denied",
 		// "mv: cannot move 'a' to 'b': ...", dash's "sh: 1: cannot create /x: ..."
 		{name: "coreutils", re: regexp.MustCompile(`^(?P<prog>[\w.+-]+): (?:\d+: |line \d+: )?(?:cannot|can't|failed to|unable to) (?P<verb>touch|create regular file|create directory|create symbolic link|create hard link|create fifo|create special file|create|make directory|remove|unlink|open|move|rename|overwrite|write to|write|truncate|lock) ` + q + `(?P<path>[^'’"` + "`" + `]+?)` + eq + `(?: to ` + q + `(?P<dest>[^'’"` + "`" + `]+?)` + eq + `)?: ` + refusal)},
@@ -58,10 +59,10 @@ func inferPatterns() []inferPattern {
 		// Go: "open /x: permission denied", "rename /a /b: ..."
 		{name: "go", re: regexp.MustCompile(`(?:^|[\s:])(?P<verb>open|openat|creat|mkdir|mkdirat|remove|unlinkat|rmdir|rename|renameat|symlink|link|chmod|chown|truncate|write) (?P<path>[^\s'‘’"` + "`" + `]\S*?)(?: (?P<dest>/\S+?))?: ` + refusal)},
 		// ssh and curl name host and port.
-		{name: "ssh", op: OpConnect, re: regexp.MustCompile(`connect to host (?P<host>\S+) port (?P<port>\d+): (?i:permission denied|operation not permitted)`)},
-		{name: "curl", op: OpConnect, re: regexp.MustCompile(`Failed to connect to (?P<host>\S+) port (?P<port>\d+)[^:]*: (?i:permission denied|operation not permitted)`)},
+		{name: "ssh", op: access.OpConnect, re: regexp.MustCompile(`connect to host (?P<host>\S+) port (?P<port>\d+): (?i:permission denied|operation not permitted)`)},
+		{name: "curl", op: access.OpConnect, re: regexp.MustCompile(`Failed to connect to (?P<host>\S+) port (?P<port>\d+)[^:]*: (?i:permission denied|operation not permitted)`)},
 		// A failed name lookup: under network=off no socket but UNIX opens.
-		{name: "resolve", op: OpConnect, re: regexp.MustCompile(`(?:Could not resolve host:|Couldn't resolve host name.*host:|getaddrinfo E[A-Z_]+) (?P<host>[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])`)},
+		{name: "resolve", op: access.OpConnect, re: regexp.MustCompile(`(?:Could not resolve host:|Couldn't resolve host name.*host:|getaddrinfo E[A-Z_]+) (?P<host>[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])`)},
 		// cargo and Rust: "failed to write `/x`", completed by a later
 		// "Permission denied (os error 13)".
 		{name: "rust", pending: true, re: regexp.MustCompile(`failed to (?P<verb>write|open|create directory|create|remove|rename|lock|copy|link|hard link|symlink|set permissions on)(?: file)?:? ` + q + `(?P<path>/[^'’"` + "`" + `\s]+|\.{1,2}/[^'’"` + "`" + `\s]+)` + eq)},
@@ -83,31 +84,31 @@ const (
 func verbOps(verb string) string {
 	switch verb {
 	case "touch", "create regular file", "create", "creat", "overwrite":
-		return OpCreate
+		return access.OpCreate
 	case "create directory", "make directory", "mkdir", "mkdirat":
-		return OpMkdir
+		return access.OpMkdir
 	case "create symbolic link", "symlink":
-		return OpSymlink
+		return access.OpSymlink
 	case "create hard link", "link", "hard link":
-		return OpLink
+		return access.OpLink
 	case "create fifo", "create special file":
-		return OpMknod
+		return access.OpMknod
 	case "remove", "unlink", "unlinkat":
-		return OpUnlink
+		return access.OpUnlink
 	case "rmdir":
-		return OpRmdir
+		return access.OpRmdir
 	case "move", "rename", "renameat":
-		return OpRename
+		return access.OpRename
 	case "write to", "write", "lock", "copy":
 		return opWrite
 	case "truncate":
-		return OpTrunc
+		return access.OpTrunc
 	case "changing permissions of", "chmod", "set permissions on":
-		return OpChmod
+		return access.OpChmod
 	case "changing ownership of", "chown":
-		return OpChown
+		return access.OpChown
 	case "setting times of", "utime":
-		return OpUtime
+		return access.OpUtime
 	case "scandir", "opendir":
 		return opList
 	}
@@ -208,7 +209,7 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 	if op == OpGitPush {
 		return a.gitPush(g["addr"])
 	}
-	if op == OpConnect {
+	if op == access.OpConnect {
 		addr := g["addr"]
 		switch {
 		case strings.HasPrefix(g["net"], "unix"):
@@ -220,53 +221,53 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 		case g["host"] != "":
 			addr = g["host"]
 		}
-		o := Op{Kind: OpConnect, Addr: addr}
-		return a.first(prog, []Op{o})
+		o := access.Op{Kind: access.OpConnect, Addr: addr}
+		return a.first(prog, []access.Op{o})
 	}
 	path := a.absPath(g["path"])
 	if path == "" {
 		return sandbox.Denial{}, false
 	}
 	dest := a.absPath(g["dest"])
-	var cands []Op
+	var cands []access.Op
 	switch op {
-	case OpCreate:
+	case access.OpCreate:
 		if p.name == "git-objects" {
 			path = filepath.Join(path, "tmp_obj_XXXXXX")
 		}
-		cands = []Op{{Kind: OpCreate, Path: path}, {Kind: OpOpen, Path: path, Rights: policy.WriteFile}}
+		cands = []access.Op{{Kind: access.OpCreate, Path: path}, {Kind: access.OpOpen, Path: path, Rights: policy.WriteFile}}
 	case opWrite:
 		cands = a.writeOrCreate(path)
 	case opList:
-		cands = []Op{{Kind: OpOpen, Path: path, Dir: true}}
-	case OpMkdir, OpMknod, OpUnlink, OpRmdir, OpTrunc, OpChmod, OpChown, OpUtime:
-		cands = []Op{{Kind: op, Path: path}}
-		if op == OpUnlink {
-			cands = append(cands, Op{Kind: OpUnlink, Path: path, Dir: true})
+		cands = []access.Op{{Kind: access.OpOpen, Path: path, Dir: true}}
+	case access.OpMkdir, access.OpMknod, access.OpUnlink, access.OpRmdir, access.OpTrunc, access.OpChmod, access.OpChown, access.OpUtime:
+		cands = []access.Op{{Kind: op, Path: path}}
+		if op == access.OpUnlink {
+			cands = append(cands, access.Op{Kind: access.OpUnlink, Path: path, Dir: true})
 		}
-	case OpSymlink, OpLink:
+	case access.OpSymlink, access.OpLink:
 		// "symlink OLD NEW" (Go) names the new link last.
 		if dest != "" {
 			path = dest
 		}
-		if op == OpSymlink {
-			cands = []Op{{Kind: OpSymlink, Path: path}}
+		if op == access.OpSymlink {
+			cands = []access.Op{{Kind: access.OpSymlink, Path: path}}
 		} else {
-			cands = []Op{{Kind: OpCreate, Path: path}}
+			cands = []access.Op{{Kind: access.OpCreate, Path: path}}
 		}
-	case OpRename:
+	case access.OpRename:
 		if dest == "" {
-			cands = []Op{{Kind: OpUnlink, Path: path}}
+			cands = []access.Op{{Kind: access.OpUnlink, Path: path}}
 			break
 		}
-		cands = []Op{{Kind: OpRename, Path: path, Dest: dest}, {Kind: OpRename, Path: path, Dest: dest, Dir: true}}
+		cands = []access.Op{{Kind: access.OpRename, Path: path, Dest: dest}, {Kind: access.OpRename, Path: path, Dest: dest, Dir: true}}
 	default:
 		// The message does not say. A refused read where reading is
 		// refused (a hidden path) or by a program that only reads; else
 		// a write, or the creation of a missing file.
-		read := Op{Kind: OpOpen, Path: path, Rights: policy.ReadFile}
+		read := access.Op{Kind: access.OpOpen, Path: path, Rights: policy.ReadFile}
 		if slices.Contains(readers, prog) || a.WouldDeny(read) {
-			cands = []Op{read}
+			cands = []access.Op{read}
 			break
 		}
 		cands = a.writeOrCreate(path)
@@ -276,20 +277,20 @@ func (a *Analyzer) inferred(p inferPattern, g map[string]string, prog string) (s
 
 // writeOrCreate are the candidates for a refused write to path: writing
 // the file if it exists (or existence is unknown), else creating it.
-func (a *Analyzer) writeOrCreate(path string) []Op {
-	write := Op{Kind: OpOpen, Path: path, Rights: policy.WriteFile}
-	create := Op{Kind: OpCreate, Path: path}
+func (a *Analyzer) writeOrCreate(path string) []access.Op {
+	write := access.Op{Kind: access.OpOpen, Path: path, Rights: policy.WriteFile}
+	create := access.Op{Kind: access.OpCreate, Path: path}
 	if a.exists(path) {
-		return []Op{write, create}
+		return []access.Op{write, create}
 	}
-	return []Op{create, write}
+	return []access.Op{create, write}
 }
 
 // first returns the denial of the first candidate the policy denies.
-func (a *Analyzer) first(prog string, cands []Op) (sandbox.Denial, bool) {
+func (a *Analyzer) first(prog string, cands []access.Op) (sandbox.Denial, bool) {
 	for _, o := range cands {
 		if miss := a.Check(o); len(miss) > 0 {
-			d := o.Denials(miss[:1])[0]
+			d := exactDenials(o, miss[:1])[0]
 			d.Exact = false
 			d.Program = prog
 			return d, true

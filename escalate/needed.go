@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -104,7 +105,7 @@ func Likelihood(d sandbox.Denial, reported []sandbox.Denial) int {
 			break
 		}
 	}
-	if ParseRights(d.Right)&writeRights != 0 || d.Right == RightMetadata || d.Op == OpConnect || d.Op == OpBind || d.Right == RightGitPush {
+	if policy.ParseAccess(d.Right)&access.WriteRights != 0 || d.Right == access.RightMetadata || d.Op == access.OpConnect || d.Op == access.OpBind || d.Right == RightGitPush {
 		score += 2
 	}
 	return score
@@ -134,7 +135,7 @@ func byLikelihood(ds, reported []sandbox.Denial) []sandbox.Denial {
 //     What cargo really needs from its home (the registry, git checkouts)
 //     is refused under its own paths, and asked for.
 func (a *Analyzer) Expected(d sandbox.Denial) bool {
-	if d.Path == "" || ParseRights(d.Right)&writeRights == 0 && d.Right != RightMetadata {
+	if d.Path == "" || policy.ParseAccess(d.Right)&access.WriteRights == 0 && d.Right != access.RightMetadata {
 		return false
 	}
 	path := filepath.Clean(d.Path)

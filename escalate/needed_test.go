@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wrun-dev/wrun/access"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
@@ -46,13 +47,13 @@ func TestSort(t *testing.T) {
 	// The workspace made writable (--allow-write): its hooks are a
 	// protected path inside a writable tree, which the policy carves.
 	a := analyzer(t, "verify", Facts{Argv: []string{"go", "test", "./..."}}, policy.Rule{Path: ws, Access: policy.ReadWrite, Source: "--allow-write"})
-	cache := sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
-	telemetry := sandbox.Denial{Op: OpCreate, Path: home + "/.config/go/telemetry/local/go@go1.26-linux-amd64-2026-12-02.v1.count", Right: "make_reg", Exact: true}
-	ssh := sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Exact: true}
-	hook := sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}
+	cache := sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
+	telemetry := sandbox.Denial{Op: access.OpCreate, Path: home + "/.config/go/telemetry/local/go@go1.26-linux-amd64-2026-12-02.v1.count", Right: "make_reg", Exact: true}
+	ssh := sandbox.Denial{Op: access.OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Exact: true}
+	hook := sandbox.Denial{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true}
 	// A fresh HOME's .config, which no rule opens: never printed on
 	// success, whatever would protect it under a wider grant.
-	config := sandbox.Denial{Op: OpMkdir, Path: home + "/.config", Right: "make_dir", Exact: true}
+	config := sandbox.Denial{Op: access.OpMkdir, Path: home + "/.config", Right: "make_dir", Exact: true}
 	all := []sandbox.Denial{cache, telemetry, ssh, hook, config}
 
 	paths := func(acts []DeniedAct) (out []string) {
@@ -130,7 +131,7 @@ func TestExpected(t *testing.T) {
 		{ws + "/.config/go/telemetry/x", "make_reg", false},
 	}
 	for _, tc := range tests {
-		if got := a.Expected(sandbox.Denial{Op: OpCreate, Path: tc.path, Right: tc.right}); got != tc.want {
+		if got := a.Expected(sandbox.Denial{Op: access.OpCreate, Path: tc.path, Right: tc.right}); got != tc.want {
 			t.Errorf("%s %s: %v, want %v", tc.right, tc.path, got, tc.want)
 		}
 	}
@@ -141,10 +142,10 @@ func TestExpected(t *testing.T) {
 // among equals the latest first.
 func TestSortOrder(t *testing.T) {
 	a := analyzer(t, "verify", Facts{Argv: []string{"cargo", "test"}})
-	read := sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/config", Right: "read_file", Exact: true}
-	cache := sandbox.Denial{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
-	lock := sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file", Exact: true}
-	out := sandbox.Denial{Op: OpCreate, Path: ws + "/out.txt", Right: "make_reg", Exact: true}
+	read := sandbox.Denial{Op: access.OpOpen, Path: home + "/.ssh/config", Right: "read_file", Exact: true}
+	cache := sandbox.Denial{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true}
+	lock := sandbox.Denial{Op: access.OpOpen, Path: ws + "/Cargo.lock", Right: "write_file", Exact: true}
+	out := sandbox.Denial{Op: access.OpCreate, Path: ws + "/out.txt", Right: "make_reg", Exact: true}
 	paths := func(s Sorted) (out []string) {
 		for _, d := range s.Request.Denials {
 			out = append(out, d.ID+" "+d.Path)

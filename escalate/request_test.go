@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"encoding/json"
+	"github.com/wrun-dev/wrun/access"
 	"strings"
 	"testing"
 	"time"
@@ -45,10 +46,10 @@ func mustRequest(t *testing.T, a *Analyzer, run Run, ds []sandbox.Denial) *Reque
 func TestRequestDoneMeans(t *testing.T) {
 	argv := []string{"sh", "-c", "echo x > ~/.cargo/registry/x"}
 	a := analyzer(t, "verify", Facts{Argv: argv})
-	op := Op{Kind: OpCreate, Path: home + "/.cargo/registry/x"}
+	op := access.Op{Kind: access.OpCreate, Path: home + "/.cargo/registry/x"}
 	var ds []sandbox.Denial
 	for i := range 3 {
-		for _, d := range op.Denials(a.Check(op)) {
+		for _, d := range exactDenials(op, a.Check(op)) {
 			d.PID, d.Program, d.Time = 100+i, "sh", "2026-12-01T09:59:5"+string(rune('0'+i))+"Z"
 			ds = append(ds, d)
 		}
@@ -60,7 +61,7 @@ func TestRequestDoneMeans(t *testing.T) {
 		t.Fatalf("want one denial, got %+v", req.Denials)
 	}
 	d := req.Denials[0]
-	if d.Count != 3 || d.Evidence != EvidenceExact || d.PID != 100 || d.Right != "make_reg" || d.Op != OpCreate {
+	if d.Count != 3 || d.Evidence != EvidenceExact || d.PID != 100 || d.Right != "make_reg" || d.Op != access.OpCreate {
 		t.Errorf("denial %+v", d)
 	}
 	if d.WithheldBy.Field != "shell" || d.WithheldBy.Rule != "tool-cache" {
@@ -72,7 +73,7 @@ func TestRequestDoneMeans(t *testing.T) {
 		t.Errorf("line\n got %q\nwant %q", got, want)
 	}
 	if req.Grant != "files=read,shell=verify,network=on,desktop=off" || req.GrantName != "verify" ||
-		req.Ceiling != grant.Ceiling().String() || req.CeilingSource != CeilingDefault || req.ExitCode != 1 ||
+		req.Ceiling != grant.Ceiling().String() || req.CeilingSource != grant.CeilingDefault || req.ExitCode != 1 ||
 		req.Time != "2026-12-01T10:00:00Z" || strings.Join(req.Command, " ") != strings.Join(argv, " ") {
 		t.Errorf("request header %+v", req)
 	}
@@ -97,19 +98,19 @@ func TestSummaryLines(t *testing.T) {
 		want  string
 	}{
 		{name: "protected", grant: "write",
-			d:    sandbox.Denial{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+			d:    sandbox.Denial{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
 			want: "wrun: denied create /home/u/proj/.git/hooks/pre-commit (protected: git hooks: a planted hook runs at the next unsandboxed commit, merge or checkout). Try: ask the parent"},
 		{name: "network", grant: "inspect", facts: Facts{Argv: []string{"cargo", "build"}},
-			d:    sandbox.Denial{Op: OpConnect, Addr: "127.0.0.1:8080", Right: RightConnectTCP, Exact: true},
+			d:    sandbox.Denial{Op: access.OpConnect, Addr: "127.0.0.1:8080", Right: access.RightConnectTCP, Exact: true},
 			want: "wrun: denied connect to 127.0.0.1:8080 (network=off). Try: cargo build --offline; or --grant inspect,network=on"},
 		{name: "beyond the ceiling", grant: "verify",
-			d:    sandbox.Denial{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix, Exact: true},
+			d:    sandbox.Denial{Op: access.OpConnect, Addr: "unix:/run/user/1000/bus", Right: access.RightConnectUnix, Exact: true},
 			want: "wrun: denied connect to unix:/run/user/1000/bus (desktop=off allows no UNIX socket outside the sandbox; --allow-unix PATH allows that one socket). Try: ask the parent (1 wider option beyond the ceiling)"},
 		{name: "inferred", grant: "verify",
-			d:    sandbox.Denial{Op: OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Count: 2},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: home + "/.ssh/id_ed25519", Right: "read_file", Count: 2},
 			want: "wrun: denied read /home/u/.ssh/id_ed25519 (2 times) [inferred from output] (hidden: credential store (SSH keys)). Try: --allow-read /home/u/.ssh/id_ed25519"},
 		{name: "lock file", grant: "verify", facts: Facts{Argv: []string{"cargo", "test"}},
-			d:    sandbox.Denial{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
+			d:    sandbox.Denial{Op: access.OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
 			want: "wrun: denied write to /home/u/proj/Cargo.lock (files=read keeps the lock file read-only). Try: --allow-write /home/u/proj/Cargo.lock; or --grant write,network=on"},
 	}
 	for _, tc := range tests {
@@ -126,14 +127,14 @@ func TestSummaryLines(t *testing.T) {
 func TestDedup(t *testing.T) {
 	p := ws + "/x"
 	in := []sandbox.Denial{
-		{Op: OpCreate, Path: p, Right: "make_reg", Exact: true, Time: "2026-12-01T10:00:02Z", PID: 2},
-		{Op: OpCreate, Path: p + "/", Right: "make_reg", Exact: true, Time: "2026-12-01T10:00:01Z", PID: 1},
-		{Op: OpOpen, Path: p, Right: "make_reg", Exact: false},                 // inferred, folds into the exact one
-		{Op: OpOpen, Path: "/etc/x", Right: "write_file", Exact: false},        // inferred
-		{Op: OpOpen, Path: "/etc/x", Right: "write_file", Exact: false},        // inferred again: counted
-		{Op: OpOpen, Path: "/etc/x", Right: "write_file", Exact: true, PID: 7}, // exact: takes over
-		{Op: OpConnect, Addr: "1.2.3.4:443", Right: RightConnectTCP, Exact: true, Count: 5},
-		{Op: OpUnlink, Path: p, Right: "remove_file", Exact: true},
+		{Op: access.OpCreate, Path: p, Right: "make_reg", Exact: true, Time: "2026-12-01T10:00:02Z", PID: 2},
+		{Op: access.OpCreate, Path: p + "/", Right: "make_reg", Exact: true, Time: "2026-12-01T10:00:01Z", PID: 1},
+		{Op: access.OpOpen, Path: p, Right: "make_reg", Exact: false},                 // inferred, folds into the exact one
+		{Op: access.OpOpen, Path: "/etc/x", Right: "write_file", Exact: false},        // inferred
+		{Op: access.OpOpen, Path: "/etc/x", Right: "write_file", Exact: false},        // inferred again: counted
+		{Op: access.OpOpen, Path: "/etc/x", Right: "write_file", Exact: true, PID: 7}, // exact: takes over
+		{Op: access.OpConnect, Addr: "1.2.3.4:443", Right: access.RightConnectTCP, Exact: true, Count: 5},
+		{Op: access.OpUnlink, Path: p, Right: "remove_file", Exact: true},
 	}
 	got := Dedup(in)
 	want := []struct {
@@ -158,34 +159,34 @@ func TestDedup(t *testing.T) {
 // schema.
 func TestEveryRequestValidates(t *testing.T) {
 	denials := []sandbox.Denial{
-		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true, PID: 9, Program: "cargo", Time: "2026-12-01T09:00:00Z"},
-		{Op: OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
-		{Op: OpCreate, Path: ws + "/src/x.rs", Right: "make_reg", Exact: true},
-		{Op: OpCreate, Path: ws + "/notes", Right: "make_reg", Exact: true},
-		{Op: OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
-		{Op: OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
-		{Op: OpRename, Path: ws + "/.git", Right: "remove_dir", Exact: true},
-		{Op: OpOpen, Path: home + "/.ssh/id_rsa", Right: "read_file"},
-		{Op: OpCreate, Path: "/opt/x/y", Right: "make_reg", Exact: true},
-		{Op: OpCreate, Path: home + "/.cache/go-build/x", Right: "make_reg", Exact: true},
-		{Op: OpConnect, Addr: "127.0.0.1:9418", Right: RightConnectTCP, Exact: true},
-		{Op: OpSocket, Addr: "inet", Right: RightSocketInet, Exact: true},
-		{Op: OpConnect, Addr: "unix:/run/docker.sock", Right: RightConnectUnix, Exact: true},
-		{Op: OpConnect, Addr: "unix:@/tmp/.X11-unix/X0", Right: RightConnectAbstract, Exact: true},
-		{Op: OpChmod, Path: ws + "/.git/config", Right: RightMetadata, Exact: true},
-		{Op: OpRename, Path: tmp + "/a", Right: "refer", Exact: true},
+		{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true, PID: 9, Program: "cargo", Time: "2026-12-01T09:00:00Z"},
+		{Op: access.OpOpen, Path: ws + "/Cargo.lock", Right: "write_file,truncate", Exact: true},
+		{Op: access.OpCreate, Path: ws + "/src/x.rs", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: ws + "/notes", Right: "make_reg", Exact: true},
+		{Op: access.OpMkdir, Path: ws + "/target/debug", Right: "make_dir"},
+		{Op: access.OpCreate, Path: ws + "/.git/hooks/pre-commit", Right: "make_reg", Exact: true},
+		{Op: access.OpRename, Path: ws + "/.git", Right: "remove_dir", Exact: true},
+		{Op: access.OpOpen, Path: home + "/.ssh/id_rsa", Right: "read_file"},
+		{Op: access.OpCreate, Path: "/opt/x/y", Right: "make_reg", Exact: true},
+		{Op: access.OpCreate, Path: home + "/.cache/go-build/x", Right: "make_reg", Exact: true},
+		{Op: access.OpConnect, Addr: "127.0.0.1:9418", Right: access.RightConnectTCP, Exact: true},
+		{Op: access.OpSocket, Addr: "inet", Right: access.RightSocketInet, Exact: true},
+		{Op: access.OpConnect, Addr: "unix:/run/docker.sock", Right: access.RightConnectUnix, Exact: true},
+		{Op: access.OpConnect, Addr: "unix:@/tmp/.X11-unix/X0", Right: access.RightConnectAbstract, Exact: true},
+		{Op: access.OpChmod, Path: ws + "/.git/config", Right: access.RightMetadata, Exact: true},
+		{Op: access.OpRename, Path: tmp + "/a", Right: "refer", Exact: true},
 		{Op: "ioctl", Path: "/dev/tty", Right: "ioctl_dev", Exact: true},
 	}
-	ceilings := []*Ceiling{nil, ceilingOf(t, "verify", EnvCeiling), ceilingOf(t, "inspect", CeilingFlag+" narrowed by "+EnvGrant)}
+	ceilings := []*Ceiling{nil, ceilingOf(t, "verify", grant.EnvCeiling), ceilingOf(t, "inspect", grant.CeilingFlag+" narrowed by "+grant.EnvGrant)}
 	argvs := [][]string{{"cargo", "test"}, {"go", "test", "./..."}, {"npm", "ci"}, {"sh", "-c", "make && echo <done> & true"}, nil}
 	n := 0
 	for _, spec := range []string{"inspect", "verify", "write", "full", "inspect,files=none", "verify,network=off,desktop=on"} {
-		for _, prot := range []Protection{ProtectCarved, ProtectExact} {
+		for _, prot := range []access.Protection{access.ProtectCarved, access.ProtectExact} {
 			for i, c := range ceilings {
 				f := Facts{Protection: prot, Ceiling: c, Argv: argvs[(n+i)%len(argvs)],
 					VerifyScope: []verify.Path{{Path: ws + "/target", Dir: true}}}
 				a := analyzer(t, spec, f)
-				req := mustRequest(t, a, Run{RunID: runEnd.RunID, Time: runEnd.Time, ExitCode: 101, Degraded: prot == ProtectExact}, denials)
+				req := mustRequest(t, a, Run{RunID: runEnd.RunID, Time: runEnd.Time, ExitCode: 101, Degraded: prot == access.ProtectExact}, denials)
 				for _, d := range req.Denials {
 					checkAlternatives(t, a, d.Alternatives)
 				}
@@ -220,8 +221,8 @@ func TestSchemaFile(t *testing.T) {
 func TestSchemaRejects(t *testing.T) {
 	a := analyzer(t, "verify", Facts{Argv: []string{"cargo", "test"}})
 	req := mustRequest(t, a, runEnd, []sandbox.Denial{
-		{Op: OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
-		{Op: OpConnect, Addr: "unix:/run/user/1000/bus", Right: RightConnectUnix, Exact: true},
+		{Op: access.OpCreate, Path: home + "/.cargo/registry/x", Right: "make_reg", Exact: true},
+		{Op: access.OpConnect, Addr: "unix:/run/user/1000/bus", Right: access.RightConnectUnix, Exact: true},
 	})
 	tests := []struct {
 		name   string
@@ -293,7 +294,7 @@ func TestGroupedLines(t *testing.T) {
 	}
 	var npm []sandbox.Denial
 	for _, p := range []string{"", "/a", "/b", "/b/node_modules", "/c"} {
-		npm = append(npm, mk(OpMkdir, ws+"/web/node_modules"+p, "make_dir", 1))
+		npm = append(npm, mk(access.OpMkdir, ws+"/web/node_modules"+p, "make_dir", 1))
 	}
 	tests := []struct {
 		name string
@@ -302,15 +303,15 @@ func TestGroupedLines(t *testing.T) {
 	}{
 		{"one", npm[:1], []string{"denied create directory " + ws + "/web/node_modules (files=read"}},
 		{"npm install's directories", npm, []string{"denied create directory " + ws + "/web/node_modules and 4 more paths under " + ws + "/web/node_modules (files=read"}},
-		{"counts add up", []sandbox.Denial{mk(OpMkdir, ws+"/x/a", "make_dir", 3), mk(OpMkdir, ws+"/x/b", "make_dir", 1)},
+		{"counts add up", []sandbox.Denial{mk(access.OpMkdir, ws+"/x/a", "make_dir", 3), mk(access.OpMkdir, ws+"/x/b", "make_dir", 1)},
 			[]string{"denied create directory " + ws + "/x/a and 1 more path under " + ws + "/x (4 times in all) (files=read"}},
-		{"another act stays apart", []sandbox.Denial{npm[0], mk(OpCreate, ws+"/web/node_modules.tmp", "make_reg", 1), npm[1]},
+		{"another act stays apart", []sandbox.Denial{npm[0], mk(access.OpCreate, ws+"/web/node_modules.tmp", "make_reg", 1), npm[1]},
 			[]string{"node_modules and 1 more path under " + ws + "/web/node_modules (", "denied create " + ws + "/web/node_modules.tmp ("}},
-		{"another rule stays apart", []sandbox.Denial{npm[0], mk(OpMkdir, home+"/.npm/_cacache", "make_dir", 1)},
+		{"another rule stays apart", []sandbox.Denial{npm[0], mk(access.OpMkdir, home+"/.npm/_cacache", "make_dir", 1)},
 			[]string{"node_modules (files=read", "_cacache (shell=verify keeps npm's cache read-only"}},
-		{"other things to try stay apart", []sandbox.Denial{mk(OpOpen, ws+"/Cargo.lock", "write_file", 1), mk(OpOpen, ws+"/go.sum", "write_file", 1)},
+		{"other things to try stay apart", []sandbox.Denial{mk(access.OpOpen, ws+"/Cargo.lock", "write_file", 1), mk(access.OpOpen, ws+"/go.sum", "write_file", 1)},
 			[]string{"Cargo.lock (", "go.sum ("}},
-		{"addresses stay apart", []sandbox.Denial{{Op: OpConnect, Addr: "127.0.0.1:1", Right: RightConnectTCP, Exact: true}, {Op: OpConnect, Addr: "127.0.0.1:2", Right: RightConnectTCP, Exact: true}},
+		{"addresses stay apart", []sandbox.Denial{{Op: access.OpConnect, Addr: "127.0.0.1:1", Right: access.RightConnectTCP, Exact: true}, {Op: access.OpConnect, Addr: "127.0.0.1:2", Right: access.RightConnectTCP, Exact: true}},
 			[]string{"127.0.0.1:1", "127.0.0.1:2"}},
 	}
 	for _, tc := range tests {
@@ -338,8 +339,8 @@ func TestGroupedLines(t *testing.T) {
 // event) numbers it as asked, its alternatives with it, and validates.
 func TestOne(t *testing.T) {
 	a := analyzer(t, "verify", Facts{})
-	op := Op{Kind: OpCreate, Path: home + "/.cargo/registry/x"}
-	ds := op.Denials(a.Check(op))
+	op := access.Op{Kind: access.OpCreate, Path: home + "/.cargo/registry/x"}
+	ds := exactDenials(op, a.Check(op))
 	if len(ds) == 0 {
 		t.Fatal("no denial to ask about")
 	}

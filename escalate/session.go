@@ -13,7 +13,7 @@ type Remembered struct {
 }
 
 func (r Remembered) matches(req *Request, alt Alternative) bool {
-	return r.Workdir == req.Workdir && r.Kind == alt.Kind && slices.Equal(r.Args, alt.Args) &&
+	return r.Workdir == req.Workdir && r.Kind == alt.Kind && slices.Equal(r.Args, alt.Widen.Args()) &&
 		slices.EqualFunc(r.Commands, alt.Commands, func(a, b []string) bool { return slices.Equal(a, b) })
 }
 
@@ -53,7 +53,7 @@ func ToRemember(req *Request, w *Widening) []Remembered {
 	for _, den := range req.Denials {
 		for _, alt := range den.Alternatives {
 			if slices.Contains(w.Approved, alt.ID) {
-				out = append(out, Remembered{Workdir: req.Workdir, Kind: alt.Kind, Args: slices.Clone(alt.Args), Commands: alt.Commands})
+				out = append(out, Remembered{Workdir: req.Workdir, Kind: alt.Kind, Args: alt.Widen.Args(), Commands: alt.Commands})
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"fmt"
+	"github.com/wrun-dev/wrun/access"
 	"path/filepath"
 	"strings"
 
@@ -148,42 +149,42 @@ func plural(n int) string {
 // verb says what the child tried, from the operation and the missing right.
 func verb(op, right string) string {
 	switch right {
-	case RightConnectTCP, RightConnectUnix, RightConnectAbstract:
+	case access.RightConnectTCP, access.RightConnectUnix, access.RightConnectAbstract:
 		return "connect to"
-	case RightConnectUDP:
+	case access.RightConnectUDP:
 		return "send to"
-	case RightBindTCP, RightBindUDP:
+	case access.RightBindTCP, access.RightBindUDP:
 		return "bind"
-	case RightSocketInet:
+	case access.RightSocketInet:
 		return "open a network socket"
-	case RightSocketUnix:
+	case access.RightSocketUnix:
 		return "open a UNIX socket"
-	case RightMetadata:
+	case access.RightMetadata:
 		return "change the metadata of"
-	case RightSetID:
+	case access.RightSetID:
 		return "set the setuid or setgid bit on"
-	case RightSendCredentials:
+	case access.RightSendCredentials:
 		return "send"
-	case RightPriority:
+	case access.RightPriority:
 		return "change the priority or limits of"
-	case RightTerminal:
+	case access.RightTerminal:
 		return "open the terminal"
-	case RightBindAbstract:
+	case access.RightBindAbstract:
 		return "bind the abstract name"
 	case RightGitPush:
 		return "git push to"
 	}
 	switch op {
-	case OpRename:
+	case access.OpRename:
 		return "move"
-	case OpLink:
+	case access.OpLink:
 		return "link"
-	case OpConnect:
+	case access.OpConnect:
 		return "connect to"
-	case OpBind:
+	case access.OpBind:
 		return "bind"
 	}
-	acc := ParseRights(right)
+	acc := policy.ParseAccess(right)
 	switch {
 	case acc&(policy.WriteFile|policy.Truncate) != 0:
 		return "write to"

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -821,7 +822,7 @@ func TestCapabilitiesDoNotReachTheChild(t *testing.T) {
 }
 
 // TestProcessesAreBounded (issue 24, class 10): as a user, the command
-// starts with RLIMIT_NPROC at the user's processes plus 4096, where that
+// starts with RLIMIT_NPROC at the user's tasks plus 4096, where that
 // is lower than the limit it would have, so a fork bomb stops there (the
 // kernel counts every process of the user and exempts root's). Control:
 // bare, the limit is the user's own.
@@ -846,5 +847,54 @@ func TestProcessesAreBounded(t *testing.T) {
 	}
 	if n < 4096 || n > 4096+65536 {
 		t.Errorf("the command's RLIMIT_NPROC is %d, want the user's processes plus 4096", n)
+	}
+}
+
+// TestManyThreadsStillFork: RLIMIT_NPROC counts the user's tasks, threads
+// included, so the bound must too. A user whose other program runs more
+// threads than the 4096 the command may add (a JVM, a browser) got a bound
+// below what it already had, and every fork of the command failed with
+// EAGAIN (exit 126 before the command even started). Control: the
+// program's threads exist (the user's task count exceeds 4096 while the
+// command runs), so the old count, processes alone, was short.
+func TestManyThreadsStillFork(t *testing.T) {
+	modeUser.usable(t)
+	ws := modeDir(t, modeUser)
+	o := modeOpts(modeUser, ws)
+	const threads = 4300
+	py := exec.Command("/usr/bin/python3", "-c", fmt.Sprintf(`import threading, time, sys
+threading.stack_size(64*1024)
+for _ in range(%d):
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+print("ready", flush=True)
+sys.stdin.read()`, threads))
+	py.SysProcAttr = &syscall.SysProcAttr{Credential: modeUser.cred}
+	stdin, err := py.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := py.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := py.Start(); err != nil {
+		t.Skipf("python3 is needed to start %d threads: %v", threads, err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = py.Process.Kill()
+		_ = py.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("the threads did not start: %q %v", line, err)
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", py.Process.Pid))
+	if err != nil || len(tasks) <= threads {
+		t.Fatalf("the program runs %d tasks (%v), want more than %d", len(tasks), err, threads)
+	}
+	r := wrun(t, o, "--", "sh", "-c", "true & wait; echo forked")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "forked" {
+		t.Fatalf("with %d threads of the user elsewhere, the command cannot fork:\n%s", threads, r)
 	}
 }

@@ -116,6 +116,21 @@ func (a Access) Words() string {
 // String is the comma-joined list of right names.
 func (a Access) String() string { return strings.Join(a.Names(), ",") }
 
+// ParseAccess reads String's form, a comma-joined list of right names
+// ("write_file", "make_reg,refer"). Names that are not file system rights
+// (connect_tcp) add nothing.
+func ParseAccess(s string) Access {
+	var a Access
+	for _, name := range strings.Split(s, ",") {
+		for _, n := range accessNames {
+			if n.name == strings.TrimSpace(name) {
+				a |= n.a
+			}
+		}
+	}
+	return a
+}
+
 // MarshalJSON writes the rights as a list of names.
 func (a Access) MarshalJSON() ([]byte, error) {
 	names := a.Names()

@@ -21,3 +21,17 @@ func TestAccessWords(t *testing.T) {
 		}
 	}
 }
+
+func TestParseAccess(t *testing.T) {
+	for in, want := range map[string]Access{
+		"write_file":     WriteFile,
+		"make_reg,refer": MakeReg | Refer,
+		"connect_tcp":    0,
+		"":               0,
+		Write.String():   Write,
+	} {
+		if got := ParseAccess(in); got != want {
+			t.Errorf("ParseAccess(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

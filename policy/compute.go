@@ -342,6 +342,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 			}
 		}
 	}
+	p.Caches = verify.ToolCaches(hostInput(h))
 	p.EnvSet, p.EnvUnset, p.EnvPassed, p.Env = childEnv(g, h, o, vscope.Env)
 	if g.Files != grant.FilesNone {
 		p.Notes = append(p.Notes, "names inside hidden directories (the home directory among them) can be listed; their contents cannot be read")
@@ -473,14 +474,10 @@ func stateRootReach(g grant.Grant, h Host, o Options) string {
 		writable = append(writable, h.Workdir)
 	}
 	if g.Shell == grant.ShellFull {
-		in := verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: func(name string) string {
-			v, _ := envlist.Lookup(h.Env, name)
-			return v
-		}}
-		d := verify.UserToolDirs(in)
-		writable = append(writable, d.CacheHome, d.GoCache, d.GoModCache, d.NpmCache)
-		if d.CargoHome != "" {
-			writable = append(writable, filepath.Join(d.CargoHome, "registry"), filepath.Join(d.CargoHome, "git"))
+		for _, c := range verify.ToolCaches(hostInput(h)) {
+			for _, f := range c.Full {
+				writable = append(writable, f.Path)
+			}
 		}
 	}
 	writable = append(writable, o.AllowWrite...)
@@ -490,6 +487,14 @@ func stateRootReach(g grant.Grant, h Host, o Options) string {
 		}
 	}
 	return ""
+}
+
+// hostInput is what locating the user's tool caches needs of h.
+func hostInput(h Host) verify.Input {
+	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: func(name string) string {
+		v, _ := envlist.Lookup(h.Env, name)
+		return v
+	}}
 }
 
 // add appends r, merging it with an existing rule on the same path.

@@ -166,6 +166,12 @@ type Policy struct {
 	Finish  []verify.Step `json:"finish,omitempty"`
 	Notes   []string      `json:"notes,omitempty"`
 
+	// Caches are the user's tool caches (verify.ToolCaches), under every
+	// grant: what a denial there needs to know (whose cache it is, what
+	// shell=full opens in it). Not in the JSON form: Rules hold what the
+	// grant makes writable of them.
+	Caches []verify.ToolCache `json:"-"`
+
 	// ReadOnly lists paths that stay unwritable although a tool writes
 	// beside them (a git repository's config and objects, Cargo.lock,
 	// CARGO_HOME, the user's GOCACHE), with the attack that stops. Nothing

@@ -26,19 +26,6 @@ const (
 	whyJournal    = "wrun's record of the checks it makes after a run: a child that could remove it would escape the check when wrun is killed"
 )
 
-// ProtectedPattern is a kind of path that is protected wherever a writable
-// rule reaches it: relative to a repository's git dir (Under "gitdir"),
-// the home directory ("home"), any dot entry directly in the home
-// directory ("home-dot", Rel empty), the workspace root ("workdir"), a
-// file name anywhere ("any"), or an existing file (not a directory) of
-// that name anywhere ("file": the .git file of a linked worktree or
-// submodule).
-type ProtectedPattern struct {
-	Under string
-	Rel   string
-	Why   string
-}
-
 // homeStartupFiles are start-up files and directories the home directory
 // may not have yet: created during a run, they are removed after it.
 // Those that exist are protected with every other dot entry of the home
@@ -79,31 +66,6 @@ var startupEnv = []struct {
 	{"PYTHONUSERBASE", true}, {"CARGO_HOME", true}, {"RUSTUP_HOME", true}, {"GNUPGHOME", true},
 	{"DOCKER_CONFIG", true}, {"GIT_CONFIG_GLOBAL", false}, {"GOENV", false}, {"NPM_CONFIG_USERCONFIG", false},
 	{"BASH_ENV", false}, {"ENV", false}, {"PYTHONSTARTUP", false}, {"INPUTRC", false}, {"KUBECONFIG", false},
-}
-
-// ProtectedPatterns lists every kind of path policy protects, with the
-// attack each stops. escalate reads it to recognise a protected path
-// wherever it lies; there is no second list.
-func ProtectedPatterns() []ProtectedPattern {
-	var out []ProtectedPattern
-	for _, e := range verify.GitDirProtected {
-		out = append(out, ProtectedPattern{"gitdir", e.Name, e.Why})
-	}
-	for _, n := range verify.GitDirListed {
-		out = append(out, ProtectedPattern{"gitdir", n, whyGitListed})
-	}
-	for _, rc := range homeStartupFiles {
-		out = append(out, ProtectedPattern{"home", rc, whyRC})
-	}
-	out = append(out, ProtectedPattern{"home", ".config/wrun", whyWrunConfig})
-	for _, d := range homeCreated {
-		out = append(out, ProtectedPattern{"home", d, whyHomeDot})
-	}
-	out = append(out, ProtectedPattern{"home-dot", "", whyHomeDot}, ProtectedPattern{"any", ".wrun.toml", whyWrunConfig})
-	for _, c := range workdirConfig {
-		out = append(out, ProtectedPattern{"workdir", c.name, whyWrunConfig})
-	}
-	return append(out, ProtectedPattern{"file", ".git", whyDotGitFile})
 }
 
 const whyGitListed = "git directories of submodules and linked worktrees: one that appears during a run is removed after it (git submodule update reuses it, its commondir points anywhere)"

@@ -108,15 +108,16 @@ func resolved(req *escalate.Request) (*escalate.Request, map[string]string) {
 		d.Alternatives = slices.Clone(d.Alternatives)
 		for j := range d.Alternatives {
 			a := &d.Alternatives[j]
-			if len(a.Args) != 2 || a.Args[0] != "--allow-write" {
+			if a.Widen.Kind != escalate.KindAllowWrite {
 				continue
 			}
-			c, err := canonical(a.Args[1])
-			if err != nil || c == a.Args[1] {
+			c, err := canonical(a.Widen.Path)
+			if err != nil || c == a.Widen.Path {
 				continue
 			}
-			was[c] = a.Args[1]
-			a.Args = []string{"--allow-write", c}
+			was[c] = a.Widen.Path
+			a.Widen.Path = c
+			a.Args = a.Widen.Args()
 		}
 	}
 	return &out, was

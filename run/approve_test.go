@@ -31,11 +31,12 @@ func linkedRequest(t *testing.T) (req *escalate.Request, link, other string) {
 		t.Fatal(err)
 	}
 	req = &escalate.Request{Grant: "files=read,shell=verify,network=off,desktop=off", Workdir: ws,
-		Ceiling: grant.Ceiling().String(), CeilingSource: escalate.CeilingDefault,
+		Ceiling: grant.Ceiling().String(), CeilingSource: grant.CeilingDefault,
 		Denials: []escalate.DeniedAct{{
 			ID: "d1", Path: link + "/x", Summary: "wrun: denied create $'" + link + "/x' (fake)",
 			Alternatives: []escalate.Alternative{
 				{ID: "d1.allow-write", Kind: escalate.KindAllowWrite, Args: []string{"--allow-write", link},
+					Widen:       escalate.Widen{Kind: escalate.KindAllowWrite, Path: link},
 					Description: "let this run write " + link + " as well"},
 				{ID: "d1.ask-parent", Kind: escalate.KindAskParent, Args: []string{}, Description: "ask the parent"},
 			},
@@ -78,7 +79,7 @@ func TestDecideResolvesLinks(t *testing.T) {
 	ds, w := decide(context.Background(), req, func(_ context.Context, r *escalate.Request) (escalate.Decision, error) {
 		shown = r
 		return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun}, nil
-	}, escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}, nil)
+	}, escalate.Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}, nil)
 	if w == nil || !ds.Approved {
 		t.Fatalf("not approved: %+v", ds)
 	}
@@ -108,7 +109,7 @@ func (m *memSession) Remember(r []escalate.Remembered) error {
 // is not remembered (the control).
 func TestSessionScope(t *testing.T) {
 	req, _, other := linkedRequest(t)
-	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
+	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	asked := 0
 	approver := func(scope string) Approver {
 		return func(context.Context, *escalate.Request) (escalate.Decision, error) {
@@ -139,7 +140,7 @@ func TestSessionScope(t *testing.T) {
 		t.Errorf("a later run of the session: %+v, asked %d times", ds, asked)
 	}
 	// Remembered approvals stay inside this run's ceiling.
-	narrow := escalate.Ceiling{Grant: grant.Grant{}, Source: escalate.CeilingFlag}
+	narrow := escalate.Ceiling{Grant: grant.Grant{}, Source: grant.CeilingFlag}
 	if ds, w = decide(context.Background(), req, deny, narrow, sess); w != nil || ds.Approved {
 		t.Errorf("a remembered approval beyond this run's ceiling was taken: %+v", ds)
 	}

@@ -39,7 +39,7 @@ func Resolve(grantSpec, ceilingSpec, ceilingSource string, env []string) (Bounds
 		return Bounds{}, err
 	}
 	notes = append(notes, cnotes...)
-	if ceiling.Source == escalate.CeilingDefault {
+	if ceiling.Source == grant.CeilingDefault {
 		// Nobody set a ceiling: it is the user's own authority, which
 		// includes whatever the user granted explicitly (desktop=on).
 		ceiling.Grant = ceiling.Grant.Union(g)
@@ -60,7 +60,7 @@ func effectiveGrant(spec string, env []string) (grant.Grant, []string, error) {
 		return grant.Grant{}, nil, fmt.Errorf("--grant: %w", err)
 	}
 	var notes []string
-	for _, name := range []string{escalate.EnvGrant, escalate.EnvCeiling} {
+	for _, name := range []string{grant.EnvGrant, grant.EnvCeiling} {
 		v, ok := envlist.Lookup(env, name)
 		if !ok || v == "" {
 			continue

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -160,7 +161,17 @@ type Config struct {
 	Events *Events
 	// Control is the channel Hold asks on (--control-fd).
 	Control *Control
+	// Context, if set, ends the run when it is done: before the command
+	// starts, Run returns its error and starts nothing; once it runs, the
+	// command gets SIGTERM as a forwarded signal, then, KillAfter later
+	// (ten seconds when KillAfter is zero), everything in the sandbox is
+	// killed. A wait for the approver ends as a signal would end it.
+	Context context.Context
 }
+
+// cancelGrace is how long a cancelled run's command has to end after its
+// SIGTERM when KillAfter is zero.
+const cancelGrace = 10 * time.Second
 
 func (c *Config) check() error {
 	switch c.OnDenial {

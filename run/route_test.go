@@ -18,7 +18,7 @@ func TestRetrySteps(t *testing.T) {
 		return g
 	}
 	cur := mg("verify,network=off")
-	ceiling := escalate.Ceiling{Grant: mg("verify"), Source: escalate.CeilingFlag}
+	ceiling := escalate.Ceiling{Grant: mg("verify"), Source: grant.CeilingFlag}
 	fetchFirst := escalate.Alternative{ID: "d1.cargo-fetch-first", Kind: escalate.KindRoute, Commands: [][]string{
 		{"wrun", "--grant", "verify", "--", "cargo", "fetch"},
 		{"wrun", "--grant", "verify,network=off", "--", "cargo", "build", "--offline"},

@@ -185,11 +185,11 @@ type DecisionSummary struct {
 // itself failed is no error: Summary.Status says how it ended.
 func Run(cfg Config) (Summary, error) {
 	// Catch the signals to forward. os/signal starts (and waits for) a
-	// thread of its own, so register from a goroutine, overlapping that with
-	// the policy work below, and wait for it before the child starts: a
-	// signal sent once the child runs (a harness's SIGTERM after the first
-	// line of output) must reach the child, not end wrun. One sent before
-	// ends wrun as it would end any process.
+	// thread of its own, so register from a goroutine, overlapping that
+	// with the policy work, and wait for it just before the child starts
+	// (in attempt): a signal sent once the child runs (a harness's SIGTERM
+	// after the first line of output) must reach the child, not end wrun.
+	// One sent before ends wrun as it would end any process.
 	sigs := make(chan os.Signal, 16)
 	registered := make(chan struct{})
 	go func() {
@@ -209,6 +209,11 @@ func Run(cfg Config) (Summary, error) {
 		<-registered
 		signal.Stop(sigs)
 	}()
+	if ctx := cfg.Context; ctx != nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		go cancelOnDone(ctx, ended, sigs, cfg.KillAfter)
+	}
 
 	search := cfg.Search
 	if search == nil {
@@ -250,10 +255,9 @@ func Run(cfg Config) (Summary, error) {
 	c := sandbox.Command{Argv: cfg.Argv, Stdin: orFile(cfg.Stdin, os.Stdin), Stdout: orFile(cfg.Stdout, os.Stdout),
 		Stderr: orFile(cfg.Stderr, os.Stderr), Signals: sigs}
 
-	<-registered
 	first := h
 	first.Search = search // retries search again
-	out := attempt(&cfg, pl, g, first, o, c, b.Ceiling)
+	out := attempt(&cfg, pl, g, first, o, c, b.Ceiling, registered)
 	fillSummary(&sum, out)
 	if out.err != nil {
 		return fail(out.code, out.err)
@@ -300,7 +304,7 @@ func Run(cfg Config) (Summary, error) {
 		call1(cfg.Hooks.Retrying, st.args())
 		sc := c
 		sc.Argv = st.argv
-		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling)
+		retry := attempt(&cfg, pl, st.grant, h, w.Options(o), sc, b.Ceiling, registered)
 		rs := Summary{Sandbox: pl.Name(), Grant: st.grant.String()}
 		fillSummary(&rs, retry)
 		sum.Linger = both(sum.Linger, rs.Linger)
@@ -319,6 +323,32 @@ func Run(cfg Config) (Summary, error) {
 	// wrun's own status is the last attempt's; Attempts has each.
 	sum.ExitCode = sum.Status()
 	return sum, nil
+}
+
+// cancelOnDone ends the command when ctx is done, until ended: SIGTERM
+// through the forwarded signals, then SIGKILL after the grace.
+func cancelOnDone(ctx context.Context, ended <-chan struct{}, sigs chan<- os.Signal, grace time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-ended:
+		return
+	}
+	if grace <= 0 {
+		grace = cancelGrace
+	}
+	for _, s := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case sigs <- s:
+		default: // full: the forwarding is behind; the next one tells
+		}
+		t := time.NewTimer(grace)
+		select {
+		case <-t.C:
+		case <-ended:
+			t.Stop()
+			return
+		}
+	}
 }
 
 // retryStep is one command a retry runs: the command itself under the
@@ -541,8 +571,9 @@ func both(a, b func()) func() {
 
 // attempt runs the command once under grant g: a private temp dir, the
 // policy, the plan, verify's steps around the child, and the analysis of
-// what was denied.
-func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling) (out outcome) {
+// what was denied. registered is closed once the signals to forward are
+// caught; the child starts after that.
+func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o policy.Options, c sandbox.Command, ceiling escalate.Ceiling, registered <-chan struct{}) (out outcome) {
 	failed := func(code int, err error) outcome { out.code, out.err = code, err; return out }
 	// Private and empty, at a path stable for the workspace (tools key
 	// caches on TMPDIR), never shared by two runs at once.
@@ -665,6 +696,13 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		lv.a, lv.deg = a, out.rep.Degraded
 		lv.ceiling = ceiling
 		lv.ceiling.Guarded = a.Guarded()
+	}
+	<-registered // signals caught before the child starts (Run)
+	if cfg.Context != nil && cfg.Context.Err() != nil {
+		sess.Finish(p.Finish, true) // no child started
+		return failed(ExitFailed, fmt.Errorf("the run was cancelled before the command started: %w", context.Cause(cfg.Context)))
+	}
+	if lv != nil {
 		if lv.ctl != nil {
 			lv.ctl.decide, lv.ctl.answered = lv.decide, lv.answered
 			lv.ctl.start()
@@ -880,7 +918,7 @@ func observerBlind(d sandbox.Denial) bool {
 	if d.Right == escalate.RightGitPush {
 		return true
 	}
-	acc := escalate.ParseRights(d.Right)
+	acc := policy.ParseAccess(d.Right)
 	return acc != 0 && acc&^(policy.ReadFile|policy.ReadDir|policy.Execute) == 0
 }
 

@@ -190,14 +190,19 @@ func TestTerminalDecision(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
+	network, err := grant.Parse("inspect,network=on")
+	if err != nil {
+		t.Fatal(err)
+	}
 	req := &escalate.Request{Grant: "files=read,shell=inspect,network=off,desktop=off", Workdir: "/w", Denials: []escalate.DeniedAct{{
 		ID: "d1",
 		Alternatives: []escalate.Alternative{
 			{ID: "d1.route", Kind: escalate.KindRoute, Description: "use the route"},
-			{ID: "d1.network", Kind: escalate.KindGrant, Args: []string{"--grant", "inspect,network=on"}},
+			{ID: "d1.network", Kind: escalate.KindGrant, Args: []string{"--grant", "inspect,network=on"},
+				Widen: escalate.Widen{Kind: escalate.KindGrant, Grant: network}},
 		},
 	}}}
-	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: escalate.CeilingDefault}
+	ceiling := escalate.Ceiling{Grant: grant.Ceiling(), Source: grant.CeilingDefault}
 	approve := func(ids ...string) Approver {
 		return func(context.Context, *escalate.Request) (escalate.Decision, error) {
 			return escalate.Decision{Decision: escalate.DecisionApprove, Scope: escalate.ScopeRun, Alternatives: ids}, nil
@@ -219,7 +224,7 @@ func TestDecide(t *testing.T) {
 		{name: "a route", approver: approve("d1.route"), ceiling: ceiling, widening: true, want: DecisionSummary{
 			Approved: true, Args: []string{"--grant", "inspect"}, IDs: []string{"d1.route"}, Scope: escalate.ScopeRun, Routes: []string{"use the route"}}},
 		{name: "beyond the ceiling", approver: approve("d1.network"),
-			ceiling: escalate.Ceiling{Grant: grant.Grant{Files: grant.FilesRead, Shell: grant.ShellInspect}, Source: escalate.CeilingFlag},
+			ceiling: escalate.Ceiling{Grant: grant.Grant{Files: grant.FilesRead, Shell: grant.ShellInspect}, Source: grant.CeilingFlag},
 			want:    DecisionSummary{Reason: "widening refused: network=on exceeds the ceiling's network=off; the ceiling is inspect (from --ceiling)"}},
 	}
 	for _, tc := range tests {

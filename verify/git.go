@@ -97,21 +97,33 @@ func BareRepo(gitDir string) (*Repo, error) {
 	return r, r.findCommonDir()
 }
 
-// findCommonDir sets CommonDir from the git dir's commondir file.
+// findCommonDir sets CommonDir from the git dir's commondir file, with
+// its links resolved.
 func (r *Repo) findCommonDir() error {
-	r.CommonDir = r.GitDir
-	if b, err := os.ReadFile(filepath.Join(r.GitDir, "commondir")); err == nil {
-		cd := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(cd) {
-			cd = filepath.Join(r.GitDir, cd)
-		}
-		if r.CommonDir, err = filepath.EvalSymlinks(cd); err != nil {
-			return fmt.Errorf("resolving common dir of %s: %w", r.GitDir, err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", filepath.Join(r.GitDir, "commondir"), err)
+	cd, err := readCommonDir(r.GitDir)
+	if err != nil || cd == r.GitDir {
+		r.CommonDir = r.GitDir
+		return err
+	}
+	if r.CommonDir, err = filepath.EvalSymlinks(cd); err != nil {
+		return fmt.Errorf("resolving common dir of %s: %w", r.GitDir, err)
 	}
 	return nil
+}
+
+// readCommonDir is the common dir git uses for gitDir: the one its
+// commondir file names (relative to gitDir when not absolute), or gitDir
+// itself when it has none. It is the one reader of commondir files;
+// links in the result are not resolved.
+func readCommonDir(gitDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return gitDir, nil
+	}
+	if err != nil {
+		return gitDir, fmt.Errorf("reading %s: %w", filepath.Join(gitDir, "commondir"), err)
+	}
+	return absFrom(gitDir, strings.TrimSpace(string(b))), nil
 }
 
 // IsGitDir reports whether git takes dir for a git directory when it
@@ -125,10 +137,7 @@ func IsGitDir(dir string) bool {
 	if !validHead(filepath.Join(dir, "HEAD")) {
 		return false
 	}
-	common := dir
-	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
-		common = absFrom(dir, strings.TrimSpace(string(b)))
-	}
+	common, _ := readCommonDir(dir)
 	for _, n := range []string{"objects", "refs"} {
 		if fi, err := os.Stat(filepath.Join(common, n)); err != nil || !fi.IsDir() {
 			return false

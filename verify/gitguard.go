@@ -265,10 +265,7 @@ func unsafeGitDir(gitDir string, depth int) string {
 	if depth > gitDirDepth {
 		return "nests submodules too deep to check"
 	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		common = absFrom(gitDir, strings.TrimSpace(string(b)))
-	}
+	common, _ := readCommonDir(gitDir)
 	dirs := slices.Compact([]string{gitDir, common})
 	for _, d := range dirs {
 		for _, name := range []string{"config", "config.worktree"} {

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -99,10 +98,7 @@ func gitTargetsCommonDir(args []string, cwd, gitDir, common string) bool {
 	var found string
 	if gitDir != "" {
 		gitDir = absFrom(dir, gitDir)
-		found = gitDir
-		if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-			found = absFrom(gitDir, strings.TrimSpace(string(b)))
-		}
+		found, _ = readCommonDir(gitDir)
 	} else if r, err := FindRepo(dir); err == nil && r != nil {
 		found = r.CommonDir
 	}

@@ -128,18 +128,16 @@ func conductorApprover(inner run.Approver, automatic bool) run.Approver {
 				if len(d.Alternatives) > 0 && !slices.Contains(d.Alternatives, alt.ID) {
 					continue
 				}
-				for i := 0; i+1 < len(alt.Args); i++ {
-					if alt.Args[i] == "--allow-write" {
-						if repo := gitRepoOf(alt.Args[i+1]); repo != "" {
-							return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
-								Reason: fmt.Sprintf("role %s: a write inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, alt.Args[i+1], repo)}
-						}
+				switch w := alt.Widen; w.Kind {
+				case escalate.KindAllowWrite:
+					if repo := gitRepoOf(w.Path); repo != "" {
+						return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
+							Reason: fmt.Sprintf("role %s: a write inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, w.Path, repo)}
 					}
-					if alt.Args[i] == "--grant" {
-						if g, err := grant.Parse(alt.Args[i+1]); err == nil && g.Files == grant.FilesWrite && gitRepoOf(req.Workdir) != "" {
-							return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
-								Reason: fmt.Sprintf("role %s: a writable workspace inside a git repository is never approved automatically", config.Conductor)}
-						}
+				case escalate.KindGrant:
+					if w.Grant.Files == grant.FilesWrite && gitRepoOf(req.Workdir) != "" {
+						return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
+							Reason: fmt.Sprintf("role %s: a writable workspace inside a git repository is never approved automatically", config.Conductor)}
 					}
 				}
 			}

@@ -16,7 +16,6 @@ import (
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/quote"
 	"github.com/wrun-dev/wrun/run"
-	"github.com/wrun-dev/wrun/verify"
 )
 
 // policyFlags are the flags that shape a policy, shared by the run and
@@ -252,8 +251,9 @@ func newRootCmd(stdin, stdout, stderr *os.File) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newToolsCmd(stdin, stdout), newGoCacheProgCmd(stdin, stdout),
-		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout), newCacheCmd(stdout))
+	root.AddCommand(newExplainCmd(stdout), newDoctorCmd(stdout), newProfileCmd(stdout), newToolsCmd(stdin, stdout),
+		newConfigCmd(stdout), newRolesCmd(stdout), newReceiptsCmd(stdout), newRosterCmd(stdout), newCacheCmd(stdout),
+		newHookCmd(stdin, stdout, stderr))
 	return root
 }
 
@@ -293,25 +293,6 @@ func writeJSON(w io.Writer, v any) {
 	if enc.Encode(v) == nil {
 		_, _ = w.Write(quote.JSON(buf.Bytes()))
 	}
-}
-
-// newGoCacheProgCmd is the hidden command the go command starts as its
-// GOCACHEPROG inside a verify sandbox (see verify.ServeGoCache).
-func newGoCacheProgCmd(stdin, stdout *os.File) *cobra.Command {
-	var private string
-	var readOnly []string
-	cmd := &cobra.Command{
-		Use:    verify.GoCacheProgCommand,
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return verify.ServeGoCache(stdin, stdout, private, readOnly)
-		},
-	}
-	cmd.Flags().StringVar(&private, "private", "", "the cache to write")
-	cmd.Flags().StringArrayVar(&readOnly, "read", nil, "a cache to read only (repeatable)")
-	_ = cmd.MarkFlagRequired("private")
-	return cmd
 }
 
 // sharedWithCommand names the standard stream of wrun (stdin, stdout,

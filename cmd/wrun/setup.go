@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wrun-dev/wrun/config"
-	"github.com/wrun-dev/wrun/escalate"
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/receipt"
@@ -53,7 +52,7 @@ func workdirOf(flag string) string {
 // nested reports whether this wrun runs inside another's sandbox, where
 // the receipts and the roster are hidden: the outer run records it.
 func nested() bool {
-	_, ok := envlist.Lookup(os.Environ(), escalate.EnvGrant)
+	_, ok := envlist.Lookup(os.Environ(), grant.EnvGrant)
 	return ok
 }
 

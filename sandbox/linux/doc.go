@@ -26,7 +26,8 @@
 //     (Run): subreaper, undumpable, the command forked from the
 //     restricted thread, its end, what it left ended, the checks after.
 //   - supervise.go and the files it dispatches to (mediation.go,
-//     metadata.go, sockets.go, procs.go, devices.go): the supervisor, on
+//     metadata.go, sockets.go, inet.go, sockdiag.go, procs.go,
+//     devices.go): the supervisor, on
 //     wrun's unrestricted threads, receiving the notified calls. It
 //     performs a call (on a performer thread, performer.go: no
 //     capabilities, no_new_privs, a Landlock domain of its own) where the

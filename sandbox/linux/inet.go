@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -493,21 +492,11 @@ func (s *supervisor) recordInet(sc *sockCall, nr uintptr, k inetSock, a netip.Ad
 // datagram to a would be delivered to. It returns its cookie, or ENOENT
 // when there is none.
 func inetDiagReceiver(proto int, a netip.AddrPort) (uint64, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return 0, fmt.Errorf("sock_diag: %w", err)
-	}
-	defer unix.Close(fd)
 	// struct inet_diag_req_v2: family, protocol, ext, pad, states, then
 	// struct inet_diag_sockid: sport, dport (big endian), src[4], dst[4]
 	// (32-bit words), if, cookie[2].
-	req := make([]byte, unix.NLMSG_HDRLEN+56)
+	r := make([]byte, 56)
 	ne := binary.NativeEndian
-	ne.PutUint32(req[0:], uint32(len(req)))
-	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
-	ne.PutUint16(req[6:], unix.NLM_F_REQUEST)
-	ne.PutUint32(req[8:], 1)
-	r := req[unix.NLMSG_HDRLEN:]
 	addr := a.Addr().Unmap()
 	r[0] = unix.AF_INET
 	ip := addr.AsSlice()
@@ -528,32 +517,15 @@ func inetDiagReceiver(proto int, a netip.AddrPort) (uint64, error) {
 	}
 	ne.PutUint32(id[40:], ^uint32(0)) // INET_DIAG_NOCOOKIE
 	ne.PutUint32(id[44:], ^uint32(0))
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, fmt.Errorf("sock_diag: %w", err)
-	}
-	buf := make([]byte, 8192)
-	n, _, err := unix.Recvfrom(fd, buf, 0)
+	data, err := sockDiag(r)
 	if err != nil {
-		return 0, fmt.Errorf("sock_diag: %w", err)
-	}
-	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-	if err != nil || len(msgs) == 0 {
-		return 0, errors.New("sock_diag: bad answer")
-	}
-	m := msgs[0]
-	if m.Header.Type == unix.NLMSG_ERROR {
-		if len(m.Data) >= 4 {
-			if e := int32(ne.Uint32(m.Data)); e != 0 {
-				return 0, fmt.Errorf("sock_diag: %w", unix.Errno(-e))
-			}
-		}
-		return 0, errors.New("sock_diag: error answer")
+		return 0, err
 	}
 	// struct inet_diag_msg: family, state, timer, retrans, then the
 	// sockid (its cookie at 40), ...
-	if len(m.Data) < 4+48 {
+	if len(data) < 4+48 {
 		return 0, errors.New("sock_diag: short answer")
 	}
-	lo, hi := ne.Uint32(m.Data[4+40:]), ne.Uint32(m.Data[4+44:])
+	lo, hi := ne.Uint32(data[4+40:]), ne.Uint32(data[4+44:])
 	return uint64(hi)<<32 | uint64(lo), nil
 }

@@ -70,6 +70,10 @@ func Run(pl *Plan, c sandbox.Command) (sandbox.Result, error) {
 
 // run is Run with the interactive run's relay, or nil.
 func run(pl *Plan, c sandbox.Command, relay *ptyrelay.Relay) (sandbox.Result, error) {
+	// The count of the user's tasks (a read of /proc) overlaps with the
+	// steps before the fork.
+	bound := make(chan procBound, 1)
+	go func() { bound <- processBound() }()
 	for _, cr := range pl.Create {
 		if err := create(cr); err != nil {
 			return sandbox.Result{}, &sandbox.StartError{Code: 125, Err: err}
@@ -100,7 +104,7 @@ func run(pl *Plan, c sandbox.Command, relay *ptyrelay.Relay) (sandbox.Result, er
 	// The launch goroutine starts first so that the runtime's creation of
 	// its thread overlaps with building the ruleset.
 	ready := make(chan *ruleset, 1)
-	go launch(pl, ready, c, relay, started, stops, done)
+	go launch(pl, ready, bound, c, relay, started, stops, done)
 	var rs *ruleset
 	if pl.ABI > 0 {
 		rules := pl.Rules
@@ -338,24 +342,22 @@ type startResult struct {
 // meanwhile and sends it on ready. With a relay the child is the relay's
 // monitor, and each of its stops is sent on stops; the caller handles
 // them on a thread of its own (this one may not signal wrun).
-func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.Relay, started chan<- startResult, stops chan<- syscall.Signal, done chan<- syscall.WaitStatus) {
+func launch(pl *Plan, ready <-chan *ruleset, bound <-chan procBound, c sandbox.Command, relay *ptyrelay.Relay, started chan<- startResult, stops chan<- syscall.Signal, done chan<- syscall.WaitStatus) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// The main thread is the one a signal to wrun's process finds:
 		// it must never share the command's domain. Another goroutine,
 		// on another thread, launches instead.
 		runtime.UnlockOSThread()
-		go launch(pl, ready, c, relay, started, stops, done)
+		go launch(pl, ready, bound, c, relay, started, stops, done)
 		return
 	}
 	interactive := relay != nil
 	// What needs no ruleset is done while the caller builds it: the
-	// first steps of the restriction, the filter's assembly, the count of
-	// the user's processes.
+	// first steps of the restriction, the filter's assembly.
 	r := launchRestriction{auditLog: pl.audit, seccomp: pl.Features.Seccomp, spec: pl.seccomp,
 		listen: pl.mediate, waitKillable: pl.Features.WaitKillable}
 	prep, err := prepareLaunch(r)
-	nproc := processBound()
 	rs, ok := <-ready
 	if !ok {
 		return // the caller failed before the sandbox was ready
@@ -395,7 +397,7 @@ func launch(pl *Plan, ready <-chan *ruleset, c sandbox.Command, relay *ptyrelay.
 	sys := &syscall.SysProcAttr{Setsid: detach(interactive, c), Setpgid: !interactive && !detach(interactive, c), Pdeathsig: syscall.SIGKILL}
 	relay.Apply(sys)
 	prog, argv := relay.Command("/proc/self/exe", path, c.Argv, len(files))
-	restore := nproc.apply()
+	restore := (<-bound).apply()
 	pid, err := syscall.ForkExec(prog, argv, &syscall.ProcAttr{Dir: p.Cwd, Env: p.Env, Files: files, Sys: sys})
 	restore()
 	runtime.KeepAlive(c)
@@ -589,8 +591,9 @@ func children() []int {
 	return out
 }
 
-// sandboxProcesses is how many processes the command may add to those
-// its user already runs (RLIMIT_NPROC counts every process of the user).
+// sandboxProcesses is how many tasks (processes and threads) the command
+// may add to those its user already runs: RLIMIT_NPROC counts every task
+// of the user, threads included.
 const sandboxProcesses = 4096
 
 // procBound is the RLIMIT_NPROC the command starts with, if any.
@@ -599,35 +602,60 @@ type procBound struct {
 	lim unix.Rlimit
 }
 
-// processBound bounds the command's processes: the user's current count
-// plus sandboxProcesses, where that is lower than the limit wrun has. The
-// kernel exempts root's processes from RLIMIT_NPROC (README, Limits):
-// nothing then.
+// processBound bounds the command's tasks: the user's current count plus
+// sandboxProcesses, where that is lower than the limit wrun has. The
+// kernel exempts root's processes from RLIMIT_NPROC (docs/linux.md,
+// Limits): nothing then.
 func processBound() procBound {
 	uid := os.Getuid()
 	var cur unix.Rlimit
 	if uid == 0 || unix.Getrlimit(unix.RLIMIT_NPROC, &cur) != nil {
 		return procBound{}
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	n, ok := userTasks(uid)
+	if !ok {
 		return procBound{}
 	}
-	n := 0
-	for _, e := range ents {
-		if c := e.Name()[0]; c < '0' || c > '9' {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat("/proc/"+e.Name(), &st) == nil && int(st.Uid) == uid {
-			n++
-		}
-	}
-	want := uint64(n + sandboxProcesses)
+	want := n + sandboxProcesses
 	if cur.Cur != unix.RLIM_INFINITY && cur.Cur <= want {
 		return procBound{}
 	}
 	return procBound{set: true, lim: unix.Rlimit{Cur: want, Max: cur.Max}}
+}
+
+// userTasks counts the tasks of uid, threads included, as RLIMIT_NPROC
+// does: procfs gives a process's task directory the owner of the process
+// and a link count of two plus its threads (proc_task_getattr). Counting
+// processes alone left a user whose programs run many threads (a JVM, a
+// browser) with a bound below what it already had: every fork of the
+// command then failed with EAGAIN.
+func userTasks(uid int) (uint64, bool) {
+	proc, err := os.Open("/proc")
+	if err != nil {
+		return 0, false
+	}
+	defer proc.Close()
+	names, err := proc.Readdirnames(-1)
+	if err != nil {
+		return 0, false
+	}
+	fd := int(proc.Fd())
+	var n uint64
+	for _, name := range names {
+		if c := name[0]; c < '0' || c > '9' {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name+"/task", &st, 0) != nil || int(st.Uid) != uid {
+			continue
+		}
+		if st.Nlink > 2 {
+			n += uint64(st.Nlink) - 2
+		} else {
+			n++
+		}
+	}
+	return n, true
 }
 
 // apply sets the bound for the fork (the limit is the whole process's,

@@ -6,12 +6,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -749,53 +747,28 @@ const (
 // (and cookie, or none: all ones), for the attributes show asks. It
 // returns the socket's cookie and its attributes by type.
 func unixDiag(ino uint32, cookie [2]uint32, show uint32) ([2]uint32, map[uint16][]byte, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return cookie, nil, fmt.Errorf("sock_diag: %w", err)
-	}
-	defer unix.Close(fd)
-	req := make([]byte, unix.NLMSG_HDRLEN+24)
+	// struct unix_diag_req: family, protocol, pad, states, ino, show,
+	// cookie[2].
+	r := make([]byte, 24)
 	ne := binary.NativeEndian
-	ne.PutUint32(req[0:], uint32(len(req)))
-	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
-	ne.PutUint16(req[6:], unix.NLM_F_REQUEST)
-	ne.PutUint32(req[8:], 1)
-	r := req[unix.NLMSG_HDRLEN:]
 	r[0] = unix.AF_UNIX
 	ne.PutUint32(r[4:], ^uint32(0)) // every state
 	ne.PutUint32(r[8:], ino)
 	ne.PutUint32(r[12:], show)
 	ne.PutUint32(r[16:], cookie[0])
 	ne.PutUint32(r[20:], cookie[1])
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return cookie, nil, fmt.Errorf("sock_diag: %w", err)
-	}
-	buf := make([]byte, 8192)
-	n, _, err := unix.Recvfrom(fd, buf, 0)
+	data, err := sockDiag(r)
 	if err != nil {
-		return cookie, nil, fmt.Errorf("sock_diag: %w", err)
-	}
-	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-	if err != nil || len(msgs) == 0 {
-		return cookie, nil, errors.New("sock_diag: bad answer")
-	}
-	m := msgs[0]
-	if m.Header.Type == unix.NLMSG_ERROR {
-		if len(m.Data) >= 4 {
-			if e := int32(ne.Uint32(m.Data)); e != 0 {
-				return cookie, nil, fmt.Errorf("sock_diag: %w", unix.Errno(-e))
-			}
-		}
-		return cookie, nil, errors.New("sock_diag: error answer")
+		return cookie, nil, err
 	}
 	// struct unix_diag_msg: family, type, state, pad, ino, cookie[2].
 	const head = 16
-	if len(m.Data) < head || ne.Uint32(m.Data[4:]) != ino {
+	if len(data) < head || ne.Uint32(data[4:]) != ino {
 		return cookie, nil, errors.New("sock_diag: answer for another socket")
 	}
-	got := [2]uint32{ne.Uint32(m.Data[8:]), ne.Uint32(m.Data[12:])}
+	got := [2]uint32{ne.Uint32(data[8:]), ne.Uint32(data[12:])}
 	attrs := map[uint16][]byte{}
-	rest := m.Data[head:]
+	rest := data[head:]
 	for len(rest) >= 4 {
 		l, typ := int(ne.Uint16(rest)), ne.Uint16(rest[2:])
 		if l < 4 || l > len(rest) {
