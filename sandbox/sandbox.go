@@ -109,6 +109,10 @@ type Report struct {
 	// pathname UNIX sockets by path (Landlock ABI 9), so that a grant can
 	// open some and not others.
 	UnixConfined bool `json:"unix_confined"`
+	// SocketsMediated is set when wrun performs the command's connects
+	// and sends to UNIX sockets itself (where the kernel does not confine
+	// them by path), and so can hold one for approval.
+	SocketsMediated bool `json:"sockets_mediated,omitempty"`
 	// NetworkIPC says, line by line, how the policy's network and IPC
 	// limits are enforced here, and which are not.
 	NetworkIPC []string `json:"network_ipc,omitempty"`

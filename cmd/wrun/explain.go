@@ -360,7 +360,7 @@ func writeHold(w io.Writer, rep sandbox.Report) {
 	fmt.Fprintln(w, "    with an --allow-write:")
 	fmt.Fprintln(w, "      opens that write or truncate, truncate(2), creates (files, directories, symbolic links, nodes), removals, renames and hard links beyond the write scope; then metadata changes beneath the directory too")
 	sockets := "sockets and connects"
-	if !rep.UnixConfined {
+	if !rep.UnixConfined && rep.SocketsMediated {
 		fmt.Fprintln(w, "    a connect to a UNIX socket outside the sandbox (wrun performs those here): performed if that socket's --allow-unix is approved")
 		sockets = "other sockets, datagrams and IP connects"
 	}

@@ -9,18 +9,30 @@ import (
 )
 
 func TestWriteHold(t *testing.T) {
+	const unixHeld = "a connect to a UNIX socket outside the sandbox"
 	for _, tc := range []struct {
-		observer bool
-		want     []string
+		name       string
+		rep        sandbox.Report
+		want, lack []string
 	}{
-		{true, []string{"held, asked on --control-fd", "creates", "kept for a rerun", "reads"}},
-		{false, []string{"not here", "--on-denial=retry"}},
+		{"observer, sockets performed", sandbox.Report{Observer: true, SocketsMediated: true},
+			[]string{"held, asked on --control-fd", "creates", "kept for a rerun", "reads", unixHeld}, nil},
+		{"observer, sockets left to the kernel", sandbox.Report{Observer: true},
+			[]string{"held, asked on --control-fd", "sockets and connects"}, []string{unixHeld}},
+		{"observer, sockets confined by Landlock", sandbox.Report{Observer: true, SocketsMediated: true, UnixConfined: true},
+			[]string{"held, asked on --control-fd"}, []string{unixHeld}},
+		{"no observer", sandbox.Report{}, []string{"not here", "--on-denial=retry"}, []string{unixHeld}},
 	} {
 		var b bytes.Buffer
-		writeHold(&b, sandbox.Report{Observer: tc.observer})
+		writeHold(&b, tc.rep)
 		for _, w := range tc.want {
 			if !strings.Contains(b.String(), w) {
-				t.Errorf("observer %v: %q lacks %q", tc.observer, b.String(), w)
+				t.Errorf("%s: %q lacks %q", tc.name, b.String(), w)
+			}
+		}
+		for _, w := range tc.lack {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: %q says %q", tc.name, b.String(), w)
 			}
 		}
 	}

@@ -16,19 +16,20 @@ const Platform = "landlock"
 func (pl *Plan) Report() sandbox.Report {
 	k := pl.Features.landlock()
 	return sandbox.Report{
-		Platform:     Platform,
-		Summary:      pl.Summary(),
-		ABI:          pl.ABI,
-		Protection:   pl.Protection,
-		Gaps:         pl.Gaps,
-		Notes:        pl.Notes,
-		Degraded:     pl.Degraded,
-		Observer:     pl.mediate && !pl.Options.NoObserve,
-		Mediated:     pl.mediate,
-		UnixConfined: k.rights().FS&llResolveUnix != 0,
-		NetworkIPC:   pl.unixLine(k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp, pl.mediate)),
-		Environment:  pl.Features.Name(),
-		Protections:  mechanisms(pl.Holds),
+		Platform:        Platform,
+		Summary:         pl.Summary(),
+		ABI:             pl.ABI,
+		Protection:      pl.Protection,
+		Gaps:            pl.Gaps,
+		Notes:           pl.Notes,
+		Degraded:        pl.Degraded,
+		Observer:        pl.mediate && !pl.Options.NoObserve,
+		Mediated:        pl.mediate,
+		UnixConfined:    k.rights().FS&llResolveUnix != 0,
+		SocketsMediated: pl.mediate && pl.Features.takesSockets(),
+		NetworkIPC:      pl.unixLine(k.networkIPC(pl.Policy.Network, pl.Policy.IPC, pl.Features.Seccomp, pl.mediate)),
+		Environment:     pl.Features.Name(),
+		Protections:     mechanisms(pl.Holds),
 	}
 }
 
