@@ -128,8 +128,10 @@ func Presets() []Preset {
 	return []Preset{
 		{"inspect", Grant{Files: FilesRead, Shell: ShellInspect, Network: NetworkOff, Desktop: DesktopOff},
 			"read everything but the home directory (toolchains aside) and files only this user may read, write nothing but /dev/null and a private temp dir, no network"},
+		// verify's network is on here; run gives a verify spec without a
+		// network field network=hosts where the platform holds it.
 		{"verify", Grant{Files: FilesRead, Shell: ShellVerify, Network: NetworkOn, Desktop: DesktopOff},
-			"read-only workspace; bounded writes for build outputs, test temp files and git fetch plumbing; network on"},
+			"read-only workspace; bounded writes for build outputs, test temp files and git fetch plumbing; on Linux the network by host: the repository's remotes and your registries, through wrun's proxy (verify,network=on, and macOS: every host)"},
 		{"write", Grant{Files: FilesWrite, Shell: ShellVerify, Network: NetworkOff, Desktop: DesktopOff},
 			"writable workspace (git config and hooks excepted), verify's bounded writes elsewhere, no network"},
 		{"full", Grant{Files: FilesWrite, Shell: ShellFull, Network: NetworkOn, Desktop: DesktopOff},

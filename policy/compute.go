@@ -70,6 +70,10 @@ type Host struct {
 	// Hide are more paths the user's config hides (listable, not
 	// readable).
 	Hide []string
+	// NetHosts are the hosts the repository's remotes and the user's
+	// registries name (verify.NetHosts), which network=hosts reaches
+	// without an --allow-host entry.
+	NetHosts []verify.NetHost
 }
 
 // Options are the user's additions to the grant.
@@ -125,6 +129,14 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	}
 	if p.Network.Loopback {
 		p.Network.Hosts = slices.Clone(o.AllowHost)
+	}
+	if p.Network.Proxy {
+		p.Network.Derived = slices.Clone(h.NetHosts)
+		for _, d := range h.NetHosts {
+			if !slices.Contains(p.Network.Hosts, d.Host) {
+				p.Network.Hosts = append(p.Network.Hosts, d.Host)
+			}
+		}
 	}
 
 	// Reads: what is named (roots.go), then holes inside it.
@@ -418,7 +430,7 @@ func VerifyInput(g grant.Grant, h Host, o Options) verify.Input {
 // narrower run was the less trusted one, and a wider one may have read
 // what the narrower must not). The key covers everything that gives the
 // child rights: the workspace, the canonical grant, the extra readable and
-// writable paths and the variables kept. It is the workspace's hash, a
+// writable paths, the hosts network=hosts reaches and the variables kept. It is the workspace's hash, a
 // dash and the authority's hash, so one workspace's state stays together.
 func StateKey(g grant.Grant, h Host, o Options) string {
 	ws := sha256.Sum256([]byte(filepath.Clean(h.Workdir)))
@@ -445,6 +457,13 @@ func StateKey(g grant.Grant, h Host, o Options) string {
 			hosts = append(hosts, h.String())
 		}
 		field("allow-host", hosts...)
+	}
+	if g.Network == grant.NetworkHosts && len(h.NetHosts) > 0 {
+		var hosts []string
+		for _, d := range h.NetHosts {
+			hosts = append(hosts, d.Host.String())
+		}
+		field("net-hosts", hosts...)
 	}
 	field("keep-env", o.KeepEnv...)
 	return hex.EncodeToString(ws[:8]) + "-" + hex.EncodeToString(a.Sum(nil)[:8])

@@ -96,8 +96,12 @@ type Network struct {
 	// Proxy is true under network=hosts: wrun's proxy reaches the hosts
 	// Hosts names for the child.
 	Proxy bool `json:"proxy,omitempty"`
-	// Hosts are the --allow-host entries.
+	// Hosts are the --allow-host entries and, under network=hosts, the
+	// Derived ones.
 	Hosts []grant.Host `json:"hosts,omitempty"`
+	// Derived are the hosts under network=hosts that the repository's
+	// remotes and the user's registries name, each with why.
+	Derived []verify.NetHost `json:"derived_hosts,omitempty"`
 }
 
 // NetworkOf is the network part of a policy for the grant's network

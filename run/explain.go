@@ -36,6 +36,10 @@ func Explain(s Spec) (Explanation, error) {
 		return Explanation{}, err
 	}
 	platform := s.platform()
+	g, vnote := verifyDefault(s.Grant, g, platform)
+	if vnote != "" {
+		notes = append(notes, vnote)
+	}
 	h.Sandbox = platform.Name()
 	p, err := policy.Compute(g, h, o)
 	if err != nil {

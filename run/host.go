@@ -14,6 +14,7 @@ import (
 	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
+	"github.com/wrun-dev/wrun/verify"
 )
 
 // StateDir is wrun's state directory for this user: the private state of
@@ -88,6 +89,11 @@ func hostFacts(s *Spec, env []string) (policy.Host, policy.Options, error) {
 	h.Roots = policy.SystemRoots(goos)
 	h.StateDir = StateDir()
 	h.Records, h.Hide = s.Records, s.Hide
+	// What network=hosts reaches without --allow-host: read from the
+	// repository's config and the user's own files and environment,
+	// never the workspace's.
+	h.NetHosts = verify.NetHosts(verify.ReadHostFiles(verify.Input{Workdir: h.Workdir, Home: h.Home,
+		Getenv: func(k string) string { v, _ := envlist.Lookup(env, k); return v }}))
 	for _, p := range s.AllowRead {
 		c, err := canonical(p)
 		if err != nil {

@@ -5,6 +5,7 @@ package run
 import (
 	"os"
 
+	"github.com/wrun-dev/wrun/grant"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 	"github.com/wrun-dev/wrun/sandbox/linux"
@@ -45,4 +46,19 @@ func (linuxPlatform) Doctor() []sandbox.Feature {
 // cannot) enforce, every fallback for real.
 func features() (linux.Features, error) {
 	return linux.Simulate(linux.Probe(), os.Getenv("WRUN_LANDLOCK_ABI"), os.Getenv("WRUN_SIMULATE"))
+}
+
+// RefusesHosts says why this machine's row of the support matrix cannot
+// hold network=hosts for g ("" when it can).
+func (linuxPlatform) RefusesHosts(g grant.Grant) string {
+	f, err := features()
+	if err != nil {
+		return err.Error()
+	}
+	for _, r := range linux.Refusals(f, g, linux.Need{}) {
+		if r.Key == "network.hosts" || r.Key == "network.loopback" {
+			return r.Refused
+		}
+	}
+	return ""
 }

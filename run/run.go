@@ -237,7 +237,10 @@ func Run(cfg Config) (Summary, error) {
 	if err != nil {
 		return fail(ExitFailed, err)
 	}
-	g := b.Grant
+	g, vnote := verifyDefault(cfg.Grant, b.Grant, pl)
+	if vnote != "" {
+		b.Notes = append(b.Notes, vnote)
+	}
 	sum.Grant, sum.Notes = g.String(), b.Notes
 	for _, n := range b.Notes {
 		call1(cfg.Hooks.Note, n)

@@ -185,6 +185,8 @@ func writeExplain(w io.Writer, p *policy.Policy, rep sandbox.Report, refused boo
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 
+	writeHosts(w, p.Network)
+
 	if len(rep.Protections) > 0 {
 		section(w, "Held on this machine ("+rep.Environment+"), protection by protection:")
 		for _, l := range rep.Protections {
@@ -275,7 +277,8 @@ func newDoctorCmd(stdout *os.File) *cobra.Command {
 		Short: "Show what this kernel and machine can enforce",
 		Long: `doctor lists each kernel feature wrun uses (the Landlock ABI and each of
 its rights, seccomp, user notification, namespaces), whether this machine has
-it, and what that means for the grants wrun can enforce here.`,
+it, and what that means for the grants wrun can enforce here; then the
+hosts --grant verify reaches from the current directory, each with why.`,
 		Example: "  wrun doctor\n  wrun doctor --json | jq '.features[] | select(.available == false)'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -285,6 +288,17 @@ it, and what that means for the grants wrun can enforce here.`,
 				return nil
 			}
 			writeDoctor(stdout, feats, widthOf(stdout))
+			// What --grant verify reaches from here, host by host.
+			if e, err := run.Explain(run.Spec{Grant: "verify"}); err == nil {
+				if e.Policy.Network.Proxy {
+					writeHosts(stdout, e.Policy.Network)
+				} else {
+					fmt.Fprintln(stdout, "\n--grant verify here: network=on (every host)")
+					for _, n := range e.Policy.Notes {
+						fmt.Fprintln(stdout, "  "+n)
+					}
+				}
+			}
 			return nil
 		},
 	}
@@ -365,4 +379,28 @@ func writeHold(w io.Writer, rep sandbox.Report) {
 		sockets = "other sockets, datagrams and IP connects"
 	}
 	fmt.Fprintf(w, "  kept for a rerun (reported when the run ends): reads, listings and executions of paths the grant hides or does not make readable (Landlock refuses them without a notification), metadata changes outside an approved directory, %s, and any alternative that is not an --allow-write or --allow-unix (a --grant, --allow-read, --allow-host)\n", sockets)
+}
+
+// writeHosts lists the hosts wrun's proxy reaches under network=hosts,
+// each with why: an --allow-host entry, or what named it (a remote in
+// .git/config, a registry of the user's configuration).
+func writeHosts(w io.Writer, n policy.Network) {
+	if !n.Proxy {
+		return
+	}
+	section(w, "Hosts wrun's proxy reaches (network=hosts; --allow-host adds, verify,network=on reaches every host):")
+	if len(n.Hosts) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	tw := table(w)
+	for _, h := range n.Hosts {
+		why := "--allow-host"
+		for _, d := range n.Derived {
+			if d.Host == h {
+				why = d.Why
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", h, why)
+	}
+	tw.Flush()
 }
