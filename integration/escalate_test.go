@@ -18,6 +18,7 @@ import (
 // summary is the --json object a run prints on stderr at exit.
 type summary struct {
 	ExitCode int             `json:"exit_code"`
+	Grant    string          `json:"grant"`
 	Request  json.RawMessage `json:"request"`
 	Decision *struct {
 		Approved bool     `json:"approved"`

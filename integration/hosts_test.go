@@ -3,8 +3,11 @@
 package integration
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -113,10 +116,12 @@ func TestHostsThroughTheProxy(t *testing.T) {
 	}
 }
 
-// TestHostsGitFetchOverHTTP: git fetch over (dumb) HTTP from the remote
-// the repository names works under verify,network=hosts with its host
-// allowed; a remote on another host is refused with the denial naming
-// it. The control: the same fetch bare.
+// TestHostsGitFetchOverHTTP: under plain --grant verify (no
+// --allow-host) git fetch over (dumb) HTTP from the remote the
+// repository's .git/config names works: verify's default is
+// network=hosts with the remotes' hosts. A URL on another host (not in
+// .git/config) is refused with the denial naming it. The control: the
+// same fetch bare.
 func TestHostsGitFetchOverHTTP(t *testing.T) {
 	requireHosts(t)
 	requireTool(t, "git")
@@ -128,23 +133,96 @@ func TestHostsGitFetchOverHTTP(t *testing.T) {
 	gitCmd(t, src, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "one")
 	gitCmd(t, src, "push", "-q", "origin", "main")
 	gitCmd(t, remote, "update-server-info")
-	port, _ := origin(t, dir)
+	port, hits := origin(t, dir)
 	ws := workspace(t)
 	gitCmd(t, ws, "init", "-q", "-b", "main")
 	gitCmd(t, ws, "remote", "add", "origin", fmt.Sprintf("http://repo.test:%d/r.git", port))
-	gitCmd(t, ws, "remote", "add", "elsewhere", fmt.Sprintf("http://other.test:%d/r.git", port))
 	env := []string{"WRUN_TEST_HOSTS=repo.test=127.0.0.1,other.test=127.0.0.1"}
 	o := runOpts{dir: ws, env: env}
-	s, _, r := runJSON(t, o, "--grant", "verify,network=hosts", "--allow-host", fmt.Sprintf("repo.test:%d", port), "--", "git", "fetch", "-q", "origin")
-	if s.ExitCode != 0 {
-		t.Fatalf("git fetch origin over HTTP through the proxy: %s", r)
+	if r := run(t, o, "git", "ls-remote", fmt.Sprintf("http://127.0.0.1:%d/r.git", port)); r.code != 0 || !strings.Contains(r.stdout, "refs/heads/main") {
+		t.Fatalf("control: bare git ls-remote: %s", r)
+	}
+	if r := wrun(t, o, "explain", "--grant", "verify"); !strings.Contains(r.stdout, fmt.Sprintf("repo.test:%d", port)) || !strings.Contains(r.stdout, "remote origin in .git/config") {
+		t.Fatalf("explain --grant verify does not list the remote's host with why: %s", r)
+	}
+	s, _, r := runJSON(t, o, "--grant", "verify", "--", "git", "fetch", "-q", "origin")
+	if s.ExitCode != 0 || s.Grant != "files=read,shell=verify,network=hosts,desktop=off" {
+		t.Fatalf("git fetch origin over HTTP under --grant verify: %s", r)
 	}
 	if got := gitCmd(t, ws, "rev-parse", "refs/remotes/origin/main"); got != gitCmd(t, src, "rev-parse", "HEAD") {
 		t.Fatalf("origin/main is %s after the fetch", got)
 	}
-	s, req, r := runJSON(t, o, "--grant", "verify,network=hosts", "--allow-host", fmt.Sprintf("repo.test:%d", port), "--", "git", "fetch", "-q", "elsewhere")
-	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != fmt.Sprintf("other.test:%d", port) {
-		t.Fatalf("git fetch from another host: %s", r)
+	before := hits()
+	s, req, r := runJSON(t, o, "--grant", "verify", "--", "git", "fetch", "-q", fmt.Sprintf("http://other.test:%d/r.git", port), "main")
+	want := fmt.Sprintf("other.test:%d", port)
+	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost || hits() != before ||
+		!slices.Equal(req.Denials[0].Alternatives[0].Args, []string{"--allow-host", want}) {
+		t.Fatalf("git fetch from another host under --grant verify was not a connect-host denial naming %s: %s", want, r)
+	}
+	// verify,network=on still reaches every host (no proxy: the fetch
+	// dials the server itself).
+	if s, _, r := runJSON(t, o, "--grant", "verify,network=on", "--", "git", "fetch", "-q", fmt.Sprintf("http://127.0.0.1:%d/r.git", port), "main"); s.ExitCode != 0 {
+		t.Fatalf("git fetch under verify,network=on: %s", r)
+	}
+}
+
+// goProxyDir writes a module proxy's static files (the GOPROXY protocol
+// is plain files) for module mod at version v into dir.
+func goProxyDir(t *testing.T, dir, mod, v string) {
+	t.Helper()
+	base := filepath.Join(dir, filepath.FromSlash(mod), "@v")
+	mustWrite(t, filepath.Join(base, "list"), v+"\n")
+	mustWrite(t, filepath.Join(base, v+".info"), `{"Version":"`+v+`","Time":"2026-01-01T00:00:00Z"}`)
+	gomod := "module " + mod + "\n\ngo 1.21\n"
+	mustWrite(t, filepath.Join(base, v+".mod"), gomod)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, body := range map[string]string{"go.mod": gomod, "m.go": "package m\n\nconst Hello = \"hello\"\n"} {
+		w, err := zw.Create(mod + "@" + v + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(base, v+".zip"), buf.String())
+}
+
+// TestHostsGoModDownload: under plain --grant verify, go mod download
+// reaches the module proxy the user's GOPROXY names (a static directory
+// served over HTTP on 127.0.0.1, named goproxy.test); with GOPROXY naming
+// a host that is not the user's (set by the command itself) the fetch is
+// a connect-host denial naming it. The control: the same download bare.
+func TestHostsGoModDownload(t *testing.T) {
+	requireHosts(t)
+	requireTool(t, "go")
+	dir := t.TempDir()
+	goProxyDir(t, dir, "example.test/m", "v1.0.0")
+	port, _ := origin(t, dir)
+	ws := workspace(t)
+	mustWrite(t, filepath.Join(ws, "go.mod"), "module example.test/app\n\ngo 1.21\n\nrequire example.test/m v1.0.0\n")
+	env := []string{"WRUN_TEST_HOSTS=goproxy.test=127.0.0.1,other.test=127.0.0.1",
+		fmt.Sprintf("GOPROXY=http://goproxy.test:%d", port), "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"}
+	o := runOpts{dir: ws, env: env}
+	dl := `GOMODCACHE="$TMPDIR/mod" go mod download -json example.test/m@v1.0.0`
+	bare := fmt.Sprintf(`GOPROXY=http://127.0.0.1:%d GOMODCACHE="%s" go mod download -json example.test/m@v1.0.0`, port, filepath.Join(t.TempDir(), "mod"))
+	if r := run(t, o, "sh", "-c", bare); r.code != 0 || !strings.Contains(r.stdout, `"Version": "v1.0.0"`) {
+		t.Fatalf("control: bare go mod download: %s", r)
+	}
+	if r := wrun(t, o, "explain", "--grant", "verify"); !strings.Contains(r.stdout, fmt.Sprintf("goproxy.test:%d", port)) || !strings.Contains(r.stdout, "GOPROXY from the environment") {
+		t.Fatalf("explain --grant verify does not list GOPROXY's host with why: %s", r)
+	}
+	if s, _, r := runJSON(t, o, "--grant", "verify", "--", "sh", "-c", dl); s.ExitCode != 0 || !strings.Contains(r.stdout, `"Version": "v1.0.0"`) {
+		t.Fatalf("go mod download from the user's GOPROXY under --grant verify: %s", r)
+	}
+	s, req, r := runJSON(t, o, "--grant", "verify", "--", "sh", "-c", fmt.Sprintf("GOPROXY=http://other.test:%d ", port)+dl)
+	want := fmt.Sprintf("other.test:%d", port)
+	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost {
+		t.Fatalf("go mod download from a GOPROXY the command set was not a connect-host denial naming %s: %s", want, r)
 	}
 }
 
