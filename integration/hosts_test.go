@@ -206,7 +206,7 @@ func TestHostsGoModDownload(t *testing.T) {
 	ws := workspace(t)
 	mustWrite(t, filepath.Join(ws, "go.mod"), "module example.test/app\n\ngo 1.21\n\nrequire example.test/m v1.0.0\n")
 	env := []string{"WRUN_TEST_HOSTS=goproxy.test=127.0.0.1,other.test=127.0.0.1",
-		fmt.Sprintf("GOPROXY=http://goproxy.test:%d", port), "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"}
+		fmt.Sprintf("GOPROXY=http://goproxy.test:%d", port), "GOSUMDB=off", "GOFLAGS=-mod=mod -modcacherw", "GOTOOLCHAIN=local"}
 	o := runOpts{dir: ws, env: env}
 	dl := `GOMODCACHE="$TMPDIR/mod" go mod download -json example.test/m@v1.0.0`
 	bare := fmt.Sprintf(`GOPROXY=http://127.0.0.1:%d GOMODCACHE="%s" go mod download -json example.test/m@v1.0.0`, port, filepath.Join(t.TempDir(), "mod"))

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +12,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/wrun-dev/wrun/grant"
+	"golang.org/x/net/http/httpproxy"
 )
 
 // Resolver resolves a host name to its addresses.
@@ -30,6 +34,55 @@ type Config struct {
 	// MaxConns bounds the connections served at once (0: 256); one more
 	// is closed as it is accepted.
 	MaxConns int
+	// Upstream is the user's own proxy for a request (nil, or a nil
+	// answer: dial directly): an allowed CONNECT goes through it as a
+	// CONNECT, an allowed plain HTTP request as a request in absolute
+	// form. The decision stays the proxy's, on the name asked for.
+	Upstream Upstream
+}
+
+// Upstream answers the user's proxy for a request: target is
+// https://HOST:PORT for a CONNECT, the request's URL for plain HTTP. An
+// http:// proxy URL is the only kind used (UpstreamFromEnv).
+type Upstream func(target *url.URL) (*url.URL, error)
+
+// UpstreamFromEnv is the upstream the user's environment names
+// (HTTPS_PROXY, HTTP_PROXY, and ALL_PROXY for both when they are unset;
+// either case; NO_PROXY honoured), or nil when it names none. getenv is
+// the environment wrun was started in, never the command's. Only an
+// http:// proxy is chained (a socks5:// ALL_PROXY is not: the proxy then
+// dials directly).
+func UpstreamFromEnv(getenv func(string) string) Upstream {
+	get := func(names ...string) string {
+		for _, n := range names {
+			if v := getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	all := get("ALL_PROXY", "all_proxy")
+	c := httpproxy.Config{HTTPProxy: get("HTTP_PROXY", "http_proxy"), HTTPSProxy: get("HTTPS_PROXY", "https_proxy"), NoProxy: get("NO_PROXY", "no_proxy")}
+	if c.HTTPProxy == "" {
+		c.HTTPProxy = all
+	}
+	if c.HTTPSProxy == "" {
+		c.HTTPSProxy = all
+	}
+	if c.HTTPProxy == "" && c.HTTPSProxy == "" {
+		return nil
+	}
+	f := c.ProxyFunc()
+	return func(target *url.URL) (*url.URL, error) {
+		u, err := f(target)
+		if err != nil || u == nil {
+			return nil, err
+		}
+		if u.Scheme != "http" {
+			return nil, nil
+		}
+		return u, nil
+	}
 }
 
 // Denial is a host the proxy refused, with how often.
@@ -257,15 +310,31 @@ func (p *Proxy) handle(c net.Conn) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	addr, why := p.decide(ctx, host, port)
+	hostPort := net.JoinHostPort(host, strconv.Itoa(port))
+	var via *url.URL
+	if p.cfg.Upstream != nil {
+		target := &url.URL{Scheme: "https", Host: hostPort}
+		if req.Method != http.MethodConnect {
+			target = req.URL
+		}
+		via, _ = p.cfg.Upstream(target)
+	}
+	addr, why := p.decide(ctx, host, port, via != nil)
 	if why != "" {
 		cancel()
 		p.refused(host, port, why)
-		reply(c, http.StatusForbidden, fmt.Sprintf("wrun: network=hosts does not reach %s: %s (--allow-host %s reaches it)", net.JoinHostPort(host, strconv.Itoa(port)), why, net.JoinHostPort(host, strconv.Itoa(port))))
+		reply(c, http.StatusForbidden, fmt.Sprintf("wrun: network=hosts does not reach %s: %s (--allow-host %s reaches it)", hostPort, why, hostPort))
 		return
 	}
 	var d net.Dialer
-	up, err := d.DialContext(ctx, "tcp", addr.String())
+	dialTo := addr.String()
+	if via != nil {
+		dialTo = via.Host
+		if via.Port() == "" {
+			dialTo = net.JoinHostPort(via.Hostname(), "80")
+		}
+	}
+	up, err := d.DialContext(ctx, "tcp", dialTo)
 	cancel()
 	if err != nil {
 		reply(c, http.StatusBadGateway, "wrun's proxy: "+err.Error())
@@ -277,10 +346,17 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	defer p.untrack(up)
 	if req.Method == http.MethodConnect {
+		upr := io.Reader(up)
+		if via != nil {
+			if upr, err = connectVia(up, via, hostPort); err != nil {
+				reply(c, http.StatusBadGateway, "wrun's proxy: the upstream proxy "+via.Redacted()+": "+err.Error())
+				return
+			}
+		}
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
 		}
-		relay(c, br, up)
+		relay(c, br, up, upr)
 		return
 	}
 	// Plain HTTP: one request a connection, in origin form, for the host
@@ -291,17 +367,60 @@ func (p *Proxy) handle(c net.Conn) {
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	req.Close = true
-	if err := req.Write(up); err != nil {
+	write := req.Write
+	if via != nil {
+		// In absolute form, to the user's proxy, with its credentials
+		// (the command's own Proxy-Authorization went above).
+		if u := via.User; u != nil {
+			pw, _ := u.Password()
+			req.Header.Set("Proxy-Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)))
+		}
+		write = req.WriteProxy
+	}
+	if err := write(up); err != nil {
 		return
 	}
 	_, _ = io.Copy(c, up)
+}
+
+// connectVia asks the upstream proxy via, over up, for a tunnel to
+// hostPort, and returns what reads the tunnel (the reader may hold bytes
+// the upstream sent after its answer).
+func connectVia(up net.Conn, via *url.URL, hostPort string) (io.Reader, error) {
+	_ = up.SetDeadline(time.Now().Add(30 * time.Second))
+	defer func() { _ = up.SetDeadline(time.Time{}) }()
+	auth := ""
+	if u := via.User; u != nil {
+		pw, _ := u.Password()
+		auth = "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)) + "\r\n"
+	}
+	if _, err := fmt.Fprintf(up, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", hostPort, hostPort, auth); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReader(io.LimitReader(up, maxHeader))
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("CONNECT %s: %s", hostPort, resp.Status)
+	}
+	// What the upstream sent beyond its answer is the tunnel's first
+	// bytes; the rest is read from up itself.
+	return io.MultiReader(bytes.NewReader(peekAll(br)), up), nil
+}
+
+// peekAll is what br holds already.
+func peekAll(br *bufio.Reader) []byte {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.Clone(b)
 }
 
 // decide says where a connection to host:port goes, or why it does not:
 // only hosts an --allow-host entry matches, and a loopback, private or
 // link-local address only for an entry naming the host exactly (never a
 // wildcard).
-func (p *Proxy) decide(ctx context.Context, host string, port int) (netip.AddrPort, string) {
+func (p *Proxy) decide(ctx context.Context, host string, port int, upstream bool) (netip.AddrPort, string) {
 	allowed, named := false, false
 	for _, h := range p.cfg.Hosts {
 		if h.Matches(host, port) {
@@ -317,6 +436,11 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (netip.AddrPo
 		addrs = []netip.Addr{a}
 	} else {
 		addrs, err = p.cfg.Resolve(ctx, host)
+		if err != nil && upstream {
+			// Through the user's proxy, which resolves it (a network
+			// where only the proxy resolves outside names).
+			return netip.AddrPort{}, ""
+		}
 		if err != nil {
 			return netip.AddrPort{}, "resolving it: " + err.Error()
 		}
@@ -370,8 +494,10 @@ func reply(c net.Conn, code int, text string) {
 }
 
 // relay copies both ways until both ends are done; what the client sent
-// after its CONNECT and the reader holds goes first.
-func relay(c net.Conn, fromClient io.Reader, up net.Conn) {
+// after its CONNECT and the reader holds goes first, and what fromUp (up,
+// or a reader holding what the upstream proxy sent after its answer)
+// reads goes to the client.
+func relay(c net.Conn, fromClient io.Reader, up net.Conn, fromUp io.Reader) {
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(up, fromClient)
@@ -380,7 +506,7 @@ func relay(c net.Conn, fromClient io.Reader, up net.Conn) {
 		}
 		close(done)
 	}()
-	_, _ = io.Copy(c, up)
+	_, _ = io.Copy(c, fromUp)
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
 	}

@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,6 +226,126 @@ func TestConnectionsAreBoundedAndEndWithTheProxy(t *testing.T) {
 	for _, c := range open {
 		if _, err := c.Read(make([]byte, 1)); err == nil {
 			t.Errorf("a connection outlived the proxy")
+		}
+	}
+}
+
+// upstreamProxy is a fake of the user's own proxy on 127.0.0.1: it
+// records each request line, answers a CONNECT by tunnelling to to, and
+// a plain request in absolute form with "via upstream".
+func upstreamProxy(t *testing.T, to netip.AddrPort) (addr string, seen func() []string) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				lines = append(lines, req.Method+" "+req.RequestURI+" auth="+req.Header.Get("Proxy-Authorization"))
+				mu.Unlock()
+				if req.Method != http.MethodConnect {
+					fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: close\r\n\r\nvia upstream")
+					return
+				}
+				up, err := net.Dial("tcp", to.String())
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				fmt.Fprint(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+				go func() { _, _ = io.Copy(up, br); up.Close() }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(lines) }
+}
+
+// TestUpstreamChaining: with the user's HTTPS_PROXY and HTTP_PROXY set,
+// an allowed CONNECT goes to the upstream as a CONNECT (its credentials
+// added), and an allowed plain request in absolute form; a NO_PROXY host
+// is dialled directly; a refused host never reaches the upstream. The
+// control: without the upstream the same CONNECT is dialled directly.
+func TestUpstreamChaining(t *testing.T) {
+	e := echo(t)
+	port := fmt.Sprint(e.Port())
+	up, seen := upstreamProxy(t, e)
+	env := map[string]string{"HTTPS_PROXY": "http://u:pw@" + up, "http_proxy": "http://" + up, "NO_PROXY": "direct.test"}
+	upstream := UpstreamFromEnv(func(k string) string { return env[k] })
+	if upstream == nil {
+		t.Fatal("no upstream from HTTPS_PROXY")
+	}
+	res := names(map[string]string{"repo.test": "127.0.0.1", "direct.test": "127.0.0.1"})
+	// Named exactly, so that the loopback address is reachable directly.
+	allowed := hosts(t, "repo.test", "direct.test", "unresolved.test")
+	p := start(t, Config{Hosts: allowed, Resolve: res, Upstream: upstream})
+	ping := func(target string) int {
+		c := dial(t, p, true)
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		code, br := connect(t, c, target)
+		if code == http.StatusOK {
+			fmt.Fprint(c, "ping\n")
+			if l, _ := br.ReadString('\n'); l != "ping\n" {
+				t.Errorf("CONNECT %s relayed %q", target, l)
+			}
+		}
+		return code
+	}
+	if code := ping("repo.test:" + port); code != http.StatusOK {
+		t.Fatalf("CONNECT through the upstream: %d", code)
+	}
+	// A name only the upstream resolves goes to it too.
+	if code := ping("unresolved.test:" + port); code != http.StatusOK {
+		t.Fatalf("CONNECT to a name only the upstream resolves: %d", code)
+	}
+	if code := ping("direct.test:" + port); code != http.StatusOK {
+		t.Fatalf("CONNECT to a NO_PROXY host: %d", code)
+	}
+	if code := ping("other.test:" + port); code != http.StatusForbidden {
+		t.Fatalf("CONNECT to a refused host: %d, want 403", code)
+	}
+	c := dial(t, p, true)
+	fmt.Fprint(c, "GET http://repo.test/x HTTP/1.1\r\nHost: repo.test\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != "via upstream" {
+		t.Fatalf("plain HTTP through the upstream: %q", b)
+	}
+	p.Close()
+	auth := "auth=Basic dTpwdw==" // u:pw
+	want := []string{"CONNECT repo.test:" + port + " " + auth, "CONNECT unresolved.test:" + port + " " + auth, "GET http://repo.test/x auth="}
+	if got := seen(); !slices.Equal(got, want) {
+		t.Fatalf("the upstream saw %q, want %q", got, want)
+	}
+	// Control: no upstream in the environment, no upstream.
+	if UpstreamFromEnv(func(string) string { return "" }) != nil {
+		t.Fatal("an upstream from an empty environment")
+	}
+	if u := UpstreamFromEnv(func(k string) string { return map[string]string{"ALL_PROXY": "socks5://127.0.0.1:1080"}[k] }); u != nil {
+		if v, _ := u(&url.URL{Scheme: "https", Host: "repo.test:443"}); v != nil {
+			t.Fatalf("a socks5 ALL_PROXY was chained: %v", v)
 		}
 	}
 }

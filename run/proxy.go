@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wrun-dev/wrun/escalate"
+	"github.com/wrun-dev/wrun/internal/envlist"
 	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/proxy"
 	"github.com/wrun-dev/wrun/sandbox"
@@ -19,12 +20,14 @@ var (
 )
 
 // startProxy starts wrun's proxy for a network=hosts policy (nil for any
-// other) and points the child's environment at it.
-func startProxy(p *policy.Policy) (*proxy.Proxy, error) {
+// other) and points the child's environment at it. The user's own proxy,
+// named in env (the environment wrun was started in), is chained to.
+func startProxy(p *policy.Policy, env []string) (*proxy.Proxy, error) {
 	if !p.Network.Proxy {
 		return nil, nil
 	}
-	px, err := proxy.Start(proxy.Config{Hosts: p.Network.Hosts, Resolve: testResolver()})
+	up := proxy.UpstreamFromEnv(func(k string) string { v, _ := envlist.Lookup(env, k); return v })
+	px, err := proxy.Start(proxy.Config{Hosts: p.Network.Hosts, Resolve: testResolver(), Upstream: up})
 	if err != nil {
 		return nil, err
 	}

@@ -620,7 +620,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 			out.res.Warnings = append(out.res.Warnings, "keeping the private build caches within their bound: "+err.Error())
 		}
 	}()
-	px, err := startProxy(p)
+	px, err := startProxy(p, h.Env)
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
