@@ -276,3 +276,44 @@ func TestHostsProxyServesItsSandboxOnly(t *testing.T) {
 		t.Errorf("the proxy at %s outlived its run", addr)
 	}
 }
+
+// TestHostsGitProtocolAndSSH: under plain --grant verify a git:// remote
+// of the repository is fetched through wrun's proxy (core.gitProxy, a
+// CONNECT), a git:// URL on another host is a connect-host denial naming
+// it, and an ssh remote fails with wrun's words, not a bare resolver
+// error. The control: the git:// fetch bare.
+func TestHostsGitProtocolAndSSH(t *testing.T) {
+	requireHosts(t)
+	requireTool(t, "git")
+	dir := t.TempDir()
+	remote := filepath.Join(dir, "r.git")
+	gitCmd(t, dir, "init", "-q", "--bare", "-b", "main", remote)
+	src := filepath.Join(dir, "src")
+	gitCmd(t, dir, "clone", "-q", remote, src)
+	gitCmd(t, src, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "one")
+	gitCmd(t, src, "push", "-q", "origin", "main")
+	port := gitDaemon(t, dir)
+	ws := workspace(t)
+	gitCmd(t, ws, "init", "-q", "-b", "main")
+	gitCmd(t, ws, "remote", "add", "origin", fmt.Sprintf("git://repo.test:%d/r.git", port))
+	gitCmd(t, ws, "remote", "add", "viassh", "ssh://git@ssh.test/r.git")
+	o := runOpts{dir: ws, env: []string{"WRUN_TEST_HOSTS=repo.test=127.0.0.1,other.test=127.0.0.1,ssh.test=127.0.0.1"}}
+	if r := run(t, o, "git", "ls-remote", fmt.Sprintf("git://127.0.0.1:%d/r.git", port)); r.code != 0 || !strings.Contains(r.stdout, "refs/heads/main") {
+		t.Fatalf("control: bare git ls-remote over git://: %s", r)
+	}
+	if s, _, r := runJSON(t, o, "--grant", "verify", "--", "git", "fetch", "-q", "origin"); s.ExitCode != 0 {
+		t.Fatalf("git fetch of a git:// remote under --grant verify: %s", r)
+	}
+	if got := gitCmd(t, ws, "rev-parse", "refs/remotes/origin/main"); got != gitCmd(t, src, "rev-parse", "HEAD") {
+		t.Fatalf("origin/main is %s after the fetch", got)
+	}
+	s, req, r := runJSON(t, o, "--grant", "verify", "--", "git", "fetch", "-q", fmt.Sprintf("git://other.test:%d/r.git", port), "main")
+	want := fmt.Sprintf("other.test:%d", port)
+	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost {
+		t.Fatalf("git:// fetch from another host was not a connect-host denial naming %s: %s", want, r)
+	}
+	r = wrun(t, o, "--grant", "verify", "--", "git", "fetch", "-q", "viassh")
+	if r.code == 0 || !strings.Contains(r.stderr, "git over ssh (git@ssh.test) does not go through wrun's proxy") {
+		t.Fatalf("an ssh remote under --grant verify did not fail with wrun's words: %s", r)
+	}
+}

@@ -420,7 +420,8 @@ func VerifyInput(g grant.Grant, h Host, o Options) verify.Input {
 	}
 	return verify.Input{Workdir: h.Workdir, Home: h.Home, Getenv: getenv,
 		StateDir: stateDir, StateRoot: stateRoot, TempDir: h.TempDir, RunID: h.RunID, Self: h.Self,
-		SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite}
+		SharedCaches: g.Shell == grant.ShellFull, WorkspaceWritable: g.Files == grant.FilesWrite,
+		HostsProxy: g.Network == grant.NetworkHosts}
 }
 
 // StateKey names the private state (build caches, cargo's target dir) of

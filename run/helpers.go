@@ -4,12 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/wrun-dev/wrun/internal/ptyrelay"
+	"github.com/wrun-dev/wrun/proxy"
 	"github.com/wrun-dev/wrun/verify"
 )
 
@@ -17,7 +19,9 @@ import (
 // for, when this process was started as one of them: git's shim (started
 // as "git", first in a verify sandbox's PATH), the remote helper every
 // push under verify goes to (it refuses it), an interactive run's
-// terminal monitor, and the Go cache program (GOCACHEPROG). Then it does
+// terminal monitor, the Go cache program (GOCACHEPROG), and under
+// network=hosts git's proxy command (git:// through wrun's proxy) and ssh
+// command (which says ssh is not reached). Then it does
 // not return: the process ends with that part's status. Otherwise it
 // returns at once, having done nothing.
 //
@@ -35,6 +39,10 @@ func ServeHelpers() {
 		os.Exit(gitShim(os.Args[1:]))
 	case "git-remote-" + verify.PushRefusedHelper:
 		os.Exit(pushRefused(os.Args[1:]))
+	case verify.GitProxyHelper:
+		os.Exit(gitProxy(os.Args[1:]))
+	case verify.SSHRefusedHelper:
+		os.Exit(sshRefused(os.Args[1:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == verify.GoCacheProgCommand {
 		os.Exit(goCacheProg(os.Args[2:]))
@@ -105,3 +113,45 @@ type list []string
 
 func (l *list) String() string     { return strings.Join(*l, ",") }
 func (l *list) Set(s string) error { *l = append(*l, s); return nil }
+
+// gitProxy is the binary run as git's core.gitProxy command
+// (verify.GitProxyHelper) under network=hosts: git runs it with HOST and
+// PORT of a git:// remote, and speaks the git protocol over its stdin and
+// stdout, which it tunnels through wrun's proxy (HTTPS_PROXY, as wrun set
+// it) with a CONNECT. The proxy decides; a refused host is its denial.
+func gitProxy(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "wrun (as git's proxy command): want HOST PORT")
+		return 2
+	}
+	px := os.Getenv("HTTPS_PROXY")
+	if px == "" {
+		px = os.Getenv("https_proxy")
+	}
+	if err := proxy.Tunnel(px, net.JoinHostPort(args[0], args[1]), os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// sshRefused is the binary run as git's core.sshCommand under
+// network=hosts (verify.SSHRefusedHelper): ssh does not go through wrun's
+// proxy, so it says so instead of failing to resolve the host.
+func sshRefused(args []string) int {
+	// ssh [-o OPTION] [-p PORT] [-4|-6] HOST COMMAND, as git runs it.
+	host := "the remote"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-o" || a == "-p" {
+			i++
+			continue
+		}
+		if a != "" && a[0] != '-' {
+			host = a
+			break
+		}
+	}
+	fmt.Fprintln(os.Stderr, verify.SSHRefusal(host))
+	return 255
+}

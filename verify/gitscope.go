@@ -134,8 +134,39 @@ func gitScope(in Input, repo *Repo, s *Scope, cfg *[][2]string) {
 		}
 	}
 
-	gitShim(in, common, q, s)
+	if gitShim(in, common, q, s) && in.HostsProxy {
+		dir := shimDir(in)
+		*cfg = append(*cfg,
+			[2]string{"core.gitProxy", filepath.Join(dir, GitProxyHelper)},
+			[2]string{"core.sshCommand", filepath.Join(dir, SSHRefusedHelper)})
+		s.Notes = append(s.Notes, "git: git:// remotes go through wrun's proxy (core.gitProxy, a CONNECT to it); ssh remotes are not reached under network=hosts (core.sshCommand says so): use an https:// remote, or --grant verify,network=on")
+	}
 	*cfg = append(*cfg, gitChildConfig()...)
+}
+
+// GitProxyHelper is the name under which wrun, run as git's core.gitProxy
+// command (HOST PORT), tunnels a git:// connection through the
+// network=hosts proxy with a CONNECT; SSHRefusedHelper the name under
+// which, run as core.sshCommand, it says that ssh remotes are not
+// reached under network=hosts. Both are links to wrun in the git shim's
+// directory.
+const (
+	GitProxyHelper   = "wrun-git-proxy"
+	SSHRefusedHelper = "wrun-ssh-refused"
+)
+
+// SSHRefusal is what the ssh helper says about host.
+func SSHRefusal(host string) string {
+	return "wrun: git over ssh (" + host + ") does not go through wrun's proxy, so network=hosts (verify's default) does not reach it: use an https:// or git:// remote, or --grant verify,network=on"
+}
+
+// shimDir is the git shim's directory (gitShim).
+func shimDir(in Input) string {
+	tmp := in.TempDir
+	if tmp == "" {
+		tmp = "$TMPDIR"
+	}
+	return filepath.Join(tmp, "wrun-git")
 }
 
 // reftable reports whether the repository keeps its refs in a reftable.
@@ -256,20 +287,16 @@ func realDirs(base, dir string) bool {
 
 // gitShim points git at the quarantine q, through the shim (see
 // gitshim.go) when wrun can serve as one, else for every git command.
-func gitShim(in Input, common, q string, s *Scope) {
+func gitShim(in Input, common, q string, s *Scope) bool {
 	realGit := lookPathIn("git", in.Getenv("PATH"))
 	if in.Self == "" || realGit == "" {
 		s.Env = append(s.Env,
 			EnvVar{Name: "GIT_OBJECT_DIRECTORY", Value: q, Why: "new git objects go to the quarantine"},
 			EnvVar{Name: "GIT_ALTERNATE_OBJECT_DIRECTORIES", Value: filepath.Join(common, "objects"), Why: "the repository's own objects, read-only"})
 		s.Notes = append(s.Notes, "git: every git command of the child uses the quarantine of "+common+", also in other repositories (wrun cannot serve as a git shim here)")
-		return
+		return false
 	}
-	tmp := in.TempDir
-	if tmp == "" {
-		tmp = "$TMPDIR"
-	}
-	dir := filepath.Join(tmp, "wrun-git")
+	dir := shimDir(in)
 	s.Prepare = append(s.Prepare, Step{Kind: StepGitShim, Dir: dir, Target: in.Self,
 		Why: "git, as a link to wrun: it sends the objects of git commands on this repository (and only those) to the quarantine"})
 	path := dir
@@ -287,6 +314,7 @@ func gitShim(in Input, common, q string, s *Scope) {
 			EnvVar{Name: EnvGitNoPush, Value: "1", Why: "the git shim refuses git push and git send-pack (verify checks work, it does not publish it)"},
 			EnvVar{Name: EnvGitReport, Value: PushReportDir(dir), Why: "where the git shim and the refusing remote helper record a refused push, which wrun reports whatever the command does with git's output"})
 	}
+	return true
 }
 
 // lookPathIn finds an executable named name in the directories of path.
@@ -314,8 +342,13 @@ func gitConfigEnv(cfg [][2]string) []EnvVar {
 	var set []string
 	for i, kv := range cfg {
 		why := "git: " + kv[0] + "=" + kv[1] + " (no automatic maintenance in the sandbox)"
-		if strings.HasSuffix(kv[0], ".pushInsteadOf") {
+		switch {
+		case strings.HasSuffix(kv[0], ".pushInsteadOf"):
 			why = "git: every push goes to wrun's refusing remote helper (verify checks work, it does not publish it)"
+		case kv[0] == "core.gitProxy":
+			why = "git: git:// remotes go through wrun's proxy (network=hosts), by a CONNECT"
+		case kv[0] == "core.sshCommand":
+			why = "git: ssh remotes are not reached under network=hosts; the helper says so"
 		}
 		out = append(out,
 			EnvVar{Name: fmt.Sprintf("GIT_CONFIG_KEY_%d", i), Value: kv[0], Why: why},

@@ -36,6 +36,9 @@ type Input struct {
 	// WorkspaceWritable is set under files=write: a repository inside the
 	// workspace is writable already and needs no quarantine.
 	WorkspaceWritable bool
+	// HostsProxy is set under network=hosts: the way out is wrun's proxy,
+	// which git:// remotes reach through core.gitProxy.
+	HostsProxy bool
 }
 
 // Path is one path verify mode makes writable.

@@ -24,7 +24,8 @@ const (
 	StepGitQuarantineClose = "git-quarantine-close"
 	// StepGitShim makes the directory Dir holding `git`, a symbolic link
 	// to Target (wrun), which the child's PATH puts first, and the remote
-	// helper that refuses pushes (PushRefusedHelper), another link to it.
+	// helper that refuses pushes (PushRefusedHelper), git's proxy command
+	// (GitProxyHelper) and ssh command (SSHRefusedHelper), more links to it.
 	StepGitShim = "git-shim"
 	// StepRemoveIfEmpty removes Dir if it is an empty file or an empty
 	// directory: what wrun created for the run and the run did not use.
@@ -120,6 +121,10 @@ func Prepare(steps []Step) (*Session, error) {
 			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, "git")); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
 			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, "git-remote-"+PushRefusedHelper)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, GitProxyHelper)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
+			} else if err := os.Symlink(st.Target, filepath.Join(st.Dir, SSHRefusedHelper)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
 			} else if err := os.Mkdir(PushReportDir(st.Dir), 0o700); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", st.Kind, err))
