@@ -3,9 +3,14 @@
 package integration
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -315,5 +321,76 @@ func TestHostsGitProtocolAndSSH(t *testing.T) {
 	r = wrun(t, o, "--grant", "verify", "--", "git", "fetch", "-q", "viassh")
 	if r.code == 0 || !strings.Contains(r.stderr, "git over ssh (git@ssh.test) does not go through wrun's proxy") {
 		t.Fatalf("an ssh remote under --grant verify did not fail with wrun's words: %s", r)
+	}
+}
+
+// npmRegistry is a stand-in for an npm registry on 127.0.0.1, named
+// host:port in its documents: one package, wrun-demo 1.0.0, its
+// packument and its tarball.
+func npmRegistry(t *testing.T, name string) (port int, hits func() int) {
+	t.Helper()
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	pj := `{"name":"wrun-demo","version":"1.0.0"}`
+	if err := tw.WriteHeader(&tar.Header{Name: "package/package.json", Mode: 0o644, Size: int64(len(pj)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(tw, pj); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum1 := sha1.Sum(tgz.Bytes())
+	sum512 := sha512.Sum512(tgz.Bytes())
+	var n atomic.Int32
+	var self int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		switch r.URL.Path {
+		case "/wrun-demo":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"name":"wrun-demo","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"wrun-demo","version":"1.0.0","dist":{"tarball":"http://%s:%d/wrun-demo/-/wrun-demo-1.0.0.tgz","shasum":"%x","integrity":"sha512-%s"}}}}`,
+				name, self, sum1, base64.StdEncoding.EncodeToString(sum512[:]))
+		case "/wrun-demo/-/wrun-demo-1.0.0.tgz":
+			_, _ = w.Write(tgz.Bytes())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	self = srv.Listener.Addr().(*net.TCPAddr).Port
+	return self, func() int { return int(n.Load()) }
+}
+
+// TestHostsNpmRegistry: under plain --grant verify, npm fetches a
+// package's document and tarball from the registry the user's
+// npm_config_registry names (a stand-in on 127.0.0.1 named npm.test); a
+// registry the command names itself is a connect-host denial. The
+// control: the same fetch bare, from the server's address.
+func TestHostsNpmRegistry(t *testing.T) {
+	requireHosts(t)
+	requireTool(t, "npm")
+	port, hits := npmRegistry(t, "npm.test")
+	ws := workspace(t)
+	mustWrite(t, filepath.Join(ws, "package.json"), `{"name":"app","version":"0.0.0","private":true}`)
+	o := runOpts{dir: ws, env: []string{"WRUN_TEST_HOSTS=npm.test=127.0.0.1,other.test=127.0.0.1",
+		fmt.Sprintf("npm_config_registry=http://npm.test:%d/", port), "npm_config_audit=false", "npm_config_fund=false"}}
+	bare := fmt.Sprintf(`npm_config_registry=http://127.0.0.1:%d/ npm_config_cache="%s" npm view wrun-demo version`, port, t.TempDir())
+	if r := run(t, o, "sh", "-c", bare); r.code != 0 || strings.TrimSpace(r.stdout) != "1.0.0" {
+		t.Fatalf("control: bare npm view: %s", r)
+	}
+	before := hits()
+	if s, _, r := runJSON(t, o, "--grant", "verify", "--", "npm", "cache", "add", "wrun-demo@1.0.0"); s.ExitCode != 0 || hits() < before+2 {
+		t.Fatalf("npm cache add from the user's registry under --grant verify (server hits %d -> %d): %s", before, hits(), r)
+	}
+	s, req, r := runJSON(t, o, "--grant", "verify", "--", "sh", "-c", fmt.Sprintf("npm_config_registry=http://other.test:%d/ npm view wrun-demo version", port))
+	want := fmt.Sprintf("other.test:%d", port)
+	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost {
+		t.Fatalf("npm from a registry the command named was not a connect-host denial naming %s: %s", want, r)
 	}
 }

@@ -454,7 +454,9 @@ func ReadHostFiles(in Input) HostFiles {
 	root := in.Getenv("GOROOT")
 	if root == "" {
 		if p := lookPathIn("go", in.Getenv("PATH")); p != "" {
-			if r, err := filepath.EvalSymlinks(p); err == nil {
+			// A go the workspace holds (a PATH entry inside it) is its
+			// content, not the user's toolchain.
+			if r, err := filepath.EvalSymlinks(p); err == nil && !within(r, in.Workdir) {
 				root = filepath.Dir(filepath.Dir(r))
 			}
 		}
