@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha1"
+	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
 	"fmt"
@@ -392,5 +393,79 @@ func TestHostsNpmRegistry(t *testing.T) {
 	want := fmt.Sprintf("other.test:%d", port)
 	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost {
 		t.Fatalf("npm from a registry the command named was not a connect-host denial naming %s: %s", want, r)
+	}
+}
+
+// TestHostsCargoSparseRegistry: under plain --grant verify, cargo fetch
+// reaches the sparse registry the user's $CARGO_HOME/config.toml puts in
+// crates.io's place (a stand-in on 127.0.0.1 named cargo.test: its
+// config.json, index entry and one .crate that cargo package made from a
+// path-only crate); a registry only the workspace's .cargo/config.toml
+// names is a connect-host denial. The command's own CARGO_HOME (cargo's
+// cache is read-only under verify) holds a copy of the user's config.
+// The control: the same fetch bare.
+func TestHostsCargoSparseRegistry(t *testing.T) {
+	requireHosts(t)
+	requireTool(t, "cargo")
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "wdemo")
+	mustWrite(t, filepath.Join(lib, "Cargo.toml"), "[package]\nname = \"wdemo\"\nversion = \"0.1.0\"\nedition = \"2021\"\ndescription = \"d\"\nlicense = \"MIT\"\n")
+	mustWrite(t, filepath.Join(lib, "src", "lib.rs"), "pub fn f() -> u32 { 1 }\n")
+	if r := run(t, runOpts{dir: lib, env: []string{"CARGO_TARGET_DIR=" + filepath.Join(dir, "target")}}, "cargo", "package", "--offline", "--no-verify", "--allow-dirty", "-q"); r.code != 0 {
+		t.Fatalf("cargo package: %s", r)
+	}
+	crate, err := os.ReadFile(filepath.Join(dir, "target", "package", "wdemo-0.1.0.crate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(crate)
+	var self int
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		switch r.URL.Path {
+		case "/index/config.json":
+			fmt.Fprintf(w, `{"dl":"http://%s/dl"}`, r.Host)
+		case "/index/wd/em/wdemo":
+			fmt.Fprintf(w, `{"name":"wdemo","vers":"0.1.0","deps":[],"cksum":"%x","features":{},"yanked":false}`+"\n", sum)
+		case "/dl/wdemo/0.1.0/download":
+			_, _ = w.Write(crate)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	self = srv.Listener.Addr().(*net.TCPAddr).Port
+	cargoConfig := func(host string) string {
+		return fmt.Sprintf("[source.crates-io]\nreplace-with = \"stand\"\n[source.stand]\nregistry = \"sparse+http://%s:%d/index/\"\n", host, self)
+	}
+	home := t.TempDir()
+	userCargo := filepath.Join(home, "cargo")
+	mustWrite(t, filepath.Join(userCargo, "config.toml"), cargoConfig("cargo.test"))
+	ws := workspace(t)
+	mustWrite(t, filepath.Join(ws, "Cargo.toml"), "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nwdemo = \"0.1\"\n")
+	mustWrite(t, filepath.Join(ws, "src", "lib.rs"), "")
+	o := runOpts{dir: ws, env: []string{"WRUN_TEST_HOSTS=cargo.test=127.0.0.1,other.test=127.0.0.1", "CARGO_HOME=" + userCargo}}
+	bareHome := filepath.Join(t.TempDir(), "ch")
+	mustWrite(t, filepath.Join(bareHome, "config.toml"), cargoConfig("127.0.0.1"))
+	if r := run(t, runOpts{dir: ws, env: []string{"CARGO_HOME=" + bareHome, "CARGO_TARGET_DIR=" + filepath.Join(dir, "t2")}}, "sh", "-c",
+		"cargo generate-lockfile -q && cargo fetch -q && rm Cargo.lock"); r.code != 0 {
+		t.Fatalf("control: bare cargo fetch: %s", r)
+	}
+	// In the sandbox the workspace is read-only: the lock file goes
+	// nowhere, so cargo fetch resolves it in memory (a copy of the
+	// workspace in the temp dir).
+	fetch := `set -e; ch="$TMPDIR/ch"; mkdir -p "$ch"; cp "$CARGO_HOME/config.toml" "$ch/"; cp -r . "$TMPDIR/app"; cd "$TMPDIR/app"; CARGO_HOME="$ch" cargo fetch -q`
+	before := int(n.Load())
+	if s, _, r := runJSON(t, o, "--grant", "verify", "--", "sh", "-c", fetch); s.ExitCode != 0 || int(n.Load()) < before+3 {
+		t.Fatalf("cargo fetch from the user's sparse registry under --grant verify (server hits %d -> %d): %s", before, n.Load(), r)
+	}
+	// The workspace's own config naming another registry is not the
+	// user's: that host is refused.
+	mustWrite(t, filepath.Join(ws, ".cargo", "config.toml"), cargoConfig("other.test"))
+	s, req, r := runJSON(t, o, "--grant", "verify", "--", "sh", "-c", fetch)
+	want := fmt.Sprintf("other.test:%d", self)
+	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost {
+		t.Fatalf("cargo fetch from a registry the workspace's .cargo/config.toml names was not a connect-host denial naming %s: %s", want, r)
 	}
 }
