@@ -407,6 +407,13 @@ func TestHostsNpmRegistry(t *testing.T) {
 func TestHostsCargoSparseRegistry(t *testing.T) {
 	requireHosts(t)
 	requireTool(t, "cargo")
+	// Sparse registries are cargo's since 1.68.
+	var minor int
+	if v := run(t, runOpts{}, "cargo", "--version").stdout; !strings.HasPrefix(v, "cargo 1.") {
+		t.Fatalf("cargo --version: %q", v)
+	} else if _, err := fmt.Sscanf(strings.TrimPrefix(v, "cargo 1."), "%d", &minor); err != nil || minor < 68 {
+		t.Skipf("%s has no sparse registries (cargo 1.68)", strings.TrimSpace(v))
+	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "wdemo")
 	mustWrite(t, filepath.Join(lib, "Cargo.toml"), "[package]\nname = \"wdemo\"\nversion = \"0.1.0\"\nedition = \"2021\"\ndescription = \"d\"\nlicense = \"MIT\"\n")
