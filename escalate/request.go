@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wrun-dev/wrun/internal/quote"
+	"github.com/wrun-dev/wrun/policy"
 	"github.com/wrun-dev/wrun/sandbox"
 )
 
@@ -201,7 +202,7 @@ func (a *Analyzer) request(run Run, ds []sandbox.Denial) *Request {
 		Command:       slices.Clone(a.argv()),
 		Workdir:       a.p.Workdir,
 		Grant:         a.p.Grant.String(),
-		GrantName:     a.p.Grant.Name(),
+		GrantName:     policy.GrantName(a.p.Grant),
 		AllowWrite:    nonNil(allowWrite),
 		AllowRead:     nonNil(allowRead),
 		Ceiling:       a.ceiling.Grant.String(),

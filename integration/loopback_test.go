@@ -159,7 +159,7 @@ func TestLoopbackHostService(t *testing.T) {
 	if got := bare(t, o, "tcp-raw", addr); got != "ok" || !srv.reached() {
 		t.Fatalf("control: bare connect to %s: %s", addr, got)
 	}
-	if got := probe(t, o, "verify", "tcp-raw", addr); got != "ok" || !srv.reached() {
+	if got := probe(t, o, "verify,network=on", "tcp-raw", addr); got != "ok" || !srv.reached() {
 		t.Fatalf("control: network=on connect to %s: %s", addr, got)
 	}
 	for _, op := range []string{"tcp-raw", "tcp6-mapped"} {
@@ -224,7 +224,7 @@ func TestLoopbackRawConnect(t *testing.T) {
 	if got := bare(t, o, "tcp-raw", addr); got != "ok" || !srv.reached() {
 		t.Fatalf("control: bare connect to %s: %s", addr, got)
 	}
-	if got := probe(t, o, "verify", "tcp-raw", addr); got != "ok" || !srv.reached() {
+	if got := probe(t, o, "verify,network=on", "tcp-raw", addr); got != "ok" || !srv.reached() {
 		t.Fatalf("control: network=on connect to %s: %s", addr, got)
 	}
 	for _, allow := range [][]string{nil, {"127.0.0.1:" + strconv.Itoa(int(srv.addr.Port()))}} {

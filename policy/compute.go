@@ -98,6 +98,20 @@ type Options struct {
 	Ceiling string
 }
 
+// GrantName is the preset grant g equals, or "custom" (grant.Name); the
+// verify preset with network=hosts, which is what --grant verify runs
+// under where the platform holds network=hosts, is "verify".
+func GrantName(g grant.Grant) string {
+	if g.Network == grant.NetworkHosts {
+		on := g
+		on.Network = grant.NetworkOn
+		if on.Name() == "verify" {
+			return "verify"
+		}
+	}
+	return g.Name()
+}
+
 // Compute derives the policy for grant g on host h with options o.
 func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	if !filepath.IsAbs(h.Workdir) {
@@ -111,7 +125,7 @@ func Compute(g grant.Grant, h Host, o Options) (*Policy, error) {
 	p := &Policy{
 		Grant:     g,
 		GrantSpec: g.String(),
-		GrantName: g.Name(),
+		GrantName: GrantName(g),
 		Workdir:   h.Workdir,
 		Cwd:       h.Workdir,
 		TempDir:   h.TempDir,
