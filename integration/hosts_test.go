@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -474,5 +475,42 @@ func TestHostsCargoSparseRegistry(t *testing.T) {
 	want := fmt.Sprintf("other.test:%d", self)
 	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != want || req.Denials[0].Op != escalate.OpConnectHost {
 		t.Fatalf("cargo fetch from a registry the workspace's .cargo/config.toml names was not a connect-host denial naming %s: %s", want, r)
+	}
+}
+
+// TestHostsUpstreamProxy: with the user's own proxy in wrun's
+// environment (HTTP_PROXY, a stand-in on 127.0.0.1), an allowed request
+// of the command goes to it, in absolute form, even for a name only that
+// proxy resolves; a refused host never reaches it; the command's
+// HTTP_PROXY is wrun's proxy, not the user's. The control: the stand-in
+// answers a request sent to it directly.
+func TestHostsUpstreamProxy(t *testing.T) {
+	requireHosts(t)
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.RequestURI)
+		mu.Unlock()
+		fmt.Fprint(w, "via upstream")
+	}))
+	t.Cleanup(srv.Close)
+	up := srv.URL
+	got := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(seen) }
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: []string{"HTTP_PROXY=" + up, "http_proxy=" + up, "WRUN_TEST_HOSTS="}}
+	if r := run(t, o, "curl", "-sf", "--noproxy", "*", up+"/direct"); r.stdout != "via upstream" {
+		t.Fatalf("control: the stand-in directly: %s", r)
+	}
+	r := wrun(t, o, "--grant", "verify", "--allow-host", "far.test", "--", "sh", "-c", `test "$HTTP_PROXY" != "$0" && curl -sf http://far.test/x`, up)
+	if r.code != 0 || r.stdout != "via upstream" {
+		t.Fatalf("an allowed request through the user's proxy: %s", r)
+	}
+	s, req, r := runJSON(t, o, "--grant", "verify", "--", "curl", "-sf", "http://refused.test/y")
+	if s.ExitCode == 0 || req == nil || req.Denials[0].Addr != "refused.test:80" {
+		t.Fatalf("a refused host: %s", r)
+	}
+	if g := got(); !slices.Equal(g, []string{"GET /direct", "GET http://far.test/x"}) {
+		t.Fatalf("the user's proxy saw %q", g)
 	}
 }
