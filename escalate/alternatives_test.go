@@ -56,8 +56,8 @@ func TestAlternatives(t *testing.T) {
 			want: "cargo-fetch-first:route allow-write-cache:allow-write shell-full:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				want := [][]string{
-					{"wrun", "--grant", "verify,shell=full", "--", "cargo", "fetch"},
-					{"wrun", "--grant", "verify", "--", "cargo", "test", "--offline", "--", "--nocapture"},
+					{"wrun", "--grant", "verify,shell=full,network=on", "--", "cargo", "fetch"},
+					{"wrun", "--grant", "verify,network=on", "--", "cargo", "test", "--offline", "--", "--nocapture"},
 				}
 				if !equalCommands(alts[0].Commands, want) {
 					t.Errorf("route commands %q, want %q", alts[0].Commands, want)
@@ -68,7 +68,7 @@ func TestAlternatives(t *testing.T) {
 				if got := alts[1].Args; !slices.Equal(got, []string{"--allow-write", home + "/.cargo/registry"}) {
 					t.Errorf("allow-write args %q", got)
 				}
-				if got := alts[2].Args; !slices.Equal(got, []string{"--grant", "verify,shell=full"}) {
+				if got := alts[2].Args; !slices.Equal(got, []string{"--grant", "verify,shell=full,network=on"}) {
 					t.Errorf("grant args %q", got)
 				}
 			},
@@ -137,7 +137,7 @@ func TestAlternatives(t *testing.T) {
 			want:  "cargo-generate-lockfile:route files-write:grant ask-parent:ask-parent",
 			check: func(t *testing.T, alts []Alternative) {
 				want := [][]string{{"wrun", "--grant", "write,network=on", "--", "cargo", "generate-lockfile"},
-					{"wrun", "--grant", "verify", "--", "cargo", "test", "--", "--nocapture"}}
+					{"wrun", "--grant", "verify,network=on", "--", "cargo", "test", "--", "--nocapture"}}
 				if !equalCommands(alts[0].Commands, want) {
 					t.Errorf("commands %q", alts[0].Commands)
 				}
@@ -152,7 +152,7 @@ func TestAlternatives(t *testing.T) {
 				if alts[1].Args[1] != ws+"/src" {
 					t.Errorf("allow-write %q, want the file's directory", alts[1].Args)
 				}
-				want := []string{"wrun", "--grant", "verify", "--", "sh", "-c", `CARGO_TARGET_DIR="$TMPDIR/target" exec "$@"`, "sh", "cargo", "build"}
+				want := []string{"wrun", "--grant", "verify,network=on", "--", "sh", "-c", `CARGO_TARGET_DIR="$TMPDIR/target" exec "$@"`, "sh", "cargo", "build"}
 				if !slices.Equal(alts[0].Commands[0], want) {
 					t.Errorf("commands %q", alts[0].Commands)
 				}

@@ -171,7 +171,7 @@ func (w *Widening) Widens(from grant.Grant) bool {
 // or --allow-read per path, one --allow-unix per socket and one
 // --allow-host per host.
 func (w *Widening) Args() []string {
-	out := []string{"--grant", w.Grant.Compact()}
+	out := []string{"--grant", w.Grant.Spec()}
 	for _, p := range w.AllowWrite {
 		out = append(out, "--allow-write", p)
 	}

@@ -210,7 +210,7 @@ func TestApproveDistrustsTheRequest(t *testing.T) {
 
 func TestWidening(t *testing.T) {
 	w := &Widening{Grant: mustGrant(t, "verify,shell=full"), AllowWrite: []string{"/a", "/b"}}
-	if got := strings.Join(w.Args(), " "); got != "--grant verify,shell=full --allow-write /a --allow-write /b" {
+	if got := strings.Join(w.Args(), " "); got != "--grant verify,shell=full,network=on --allow-write /a --allow-write /b" {
 		t.Errorf("Args = %s", got)
 	}
 	o := w.Options(policy.Options{AllowWrite: []string{"/b", "/c"}, KeepEnv: []string{"X"}})
@@ -368,7 +368,7 @@ func TestApproveAllowUnix(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ceiling %s: %v", tc.ceiling, err)
 		}
-		if got := strings.Join(w.Args(), " "); got != "--grant "+mustGrant(t, "verify").Compact()+" --allow-unix "+sock || len(w.Unresolved) != 0 {
+		if got := strings.Join(w.Args(), " "); got != "--grant "+mustGrant(t, "verify").Spec()+" --allow-unix "+sock || len(w.Unresolved) != 0 {
 			t.Errorf("ceiling %s: retry args %q, unresolved %v", tc.ceiling, got, w.Unresolved)
 		}
 		if o := w.Options(policy.Options{}); !slices.Equal(o.AllowUnix, []string{sock}) {
@@ -402,7 +402,7 @@ func TestApproveAllowRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(w.Args(), " "); got != "--grant "+mustGrant(t, "verify").Compact()+" --allow-read "+key || len(w.Unresolved) != 0 || !w.Widens(mustGrant(t, "verify")) {
+	if got := strings.Join(w.Args(), " "); got != "--grant "+mustGrant(t, "verify").Spec()+" --allow-read "+key || len(w.Unresolved) != 0 || !w.Widens(mustGrant(t, "verify")) {
 		t.Errorf("retry args %q, unresolved %v", got, w.Unresolved)
 	}
 	if o := w.Options(policy.Options{AllowRead: []string{"/srv"}}); !slices.Equal(o.AllowRead, []string{"/srv", key}) {

@@ -169,11 +169,11 @@ func (x *expander) value(p string) string {
 	case "{desktop}":
 		return g.Desktop.String()
 	case "{grant}":
-		return g.Compact()
+		return g.Spec()
 	case "{new_grant}":
-		return x.newGrant.Compact()
+		return x.newGrant.Spec()
 	case "{route_grant}":
-		return x.routeGrant.Compact()
+		return x.routeGrant.Spec()
 	case "{command}":
 		return shellJoin(x.a.argv())
 	}

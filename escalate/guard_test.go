@@ -135,7 +135,7 @@ func TestRoutesCarryTheRunsFlags(t *testing.T) {
 	for _, c := range cmds {
 		dash := slices.Index(c, "--")
 		flags := c[3:dash]
-		own := c[2] == "verify"
+		own := c[2] == "verify,network=on"
 		want := f.Flags
 		if own {
 			want = append(slices.Clone(f.Flags), f.RoleFlags...)

@@ -53,7 +53,7 @@ func TestHostilePathsAreQuoted(t *testing.T) {
 		{"clear screen and newline", "inspect", ws + "/x\x1b[2J\ny",
 			`wrun: denied create $'/home/u/proj/x\e[2J\ny' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --grant inspect,files=write`},
 		{"right-to-left override", "verify", home + "/.cache/a\u202etxt.exe",
-			`wrun: denied create $'/home/u/.cache/a\u202etxt.exe' (shell=verify keeps the user's cache directory read-only). Try: --allow-write /home/u/.cache; or --grant verify,shell=full`},
+			`wrun: denied create $'/home/u/.cache/a\u202etxt.exe' (shell=verify keeps the user's cache directory read-only). Try: --allow-write /home/u/.cache; or --grant verify,shell=full,network=on`},
 		{"C1 CSI and DEL", "inspect", ws + "/a\u009b2J\x7f",
 			`wrun: denied create $'/home/u/proj/a\u009b2J\x7f' (files=read keeps the workspace read-only). Try: write it under $TMPDIR instead; or --grant inspect,files=write`},
 		{"not UTF-8", "inspect", ws + "/a\xff",

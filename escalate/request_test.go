@@ -68,7 +68,7 @@ func TestRequestDoneMeans(t *testing.T) {
 		t.Errorf("withheld by %+v", d.WithheldBy)
 	}
 	want := "wrun: denied create /home/u/.cargo/registry/x (3 times) (shell=verify keeps CARGO_HOME read-only). " +
-		"Try: --allow-write /home/u/.cargo/registry; or --grant verify,shell=full"
+		"Try: --allow-write /home/u/.cargo/registry; or --grant verify,shell=full,network=on"
 	if got := req.Lines(); len(got) != 1 || got[0] != want {
 		t.Errorf("line\n got %q\nwant %q", got, want)
 	}

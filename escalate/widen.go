@@ -42,7 +42,7 @@ func (w Widen) Args() []string {
 	case w.Kind == KindAllowHost:
 		return []string{f[0], w.Host.String()}
 	case w.Kind == KindGrant:
-		return []string{f[0], w.Grant.Compact()}
+		return []string{f[0], w.Grant.Spec()}
 	}
 	return []string{f[0], w.Path}
 }

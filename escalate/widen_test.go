@@ -25,7 +25,7 @@ func TestWidenArgs(t *testing.T) {
 		{Widen{Kind: KindAllowRead, Path: "/home/u/.ssh/config"}, []string{"--allow-read", "/home/u/.ssh/config"}},
 		{Widen{Kind: KindAllowUnix, Path: "/run/user/1/bus"}, []string{"--allow-unix", "/run/user/1/bus"}},
 		{Widen{Kind: KindAllowHost, Host: host}, []string{"--allow-host", "127.0.0.1:8080"}},
-		{Widen{Kind: KindGrant, Grant: mustGrant(t, "verify,shell=full")}, []string{"--grant", "verify,shell=full"}},
+		{Widen{Kind: KindGrant, Grant: mustGrant(t, "verify,shell=full")}, []string{"--grant", "verify,shell=full,network=on"}},
 	}
 	for _, tc := range tests {
 		if got := tc.w.Args(); !slices.Equal(got, tc.args) {

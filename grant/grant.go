@@ -415,6 +415,30 @@ func (g Grant) toolsField() string {
 	return ",tools=" + strings.Join(g.Tools, "+")
 }
 
+// Spec is g as a --grant value that gives g again wherever it is run:
+// Compact's form, except that a grant based on the verify preset names
+// its network ("verify,network=on", "verify,shell=full,network=hosts"),
+// since a verify spec without a network field runs under network=hosts
+// where the platform holds it (package run) and under network=on where it
+// does not.
+func (g Grant) Spec() string {
+	if g.Network != NetworkOn && g.Network != NetworkHosts {
+		return g.Compact()
+	}
+	on := g
+	on.Network = NetworkOn
+	c := on.Compact()
+	if c != "verify" && !strings.HasPrefix(c, "verify,") || strings.Contains(c, "network=") {
+		return g.Compact()
+	}
+	base, tools, _ := strings.Cut(c, ",tools=")
+	out := base + ",network=" + g.Network.String()
+	if tools != "" {
+		out += ",tools=" + tools
+	}
+	return out
+}
+
 // Compact renders the grant as the shortest spec Parse reads back to it: the
 // preset it differs least from, then the fields that differ
 // ("verify,network=off"). It is how a grant is shown to a person or put in

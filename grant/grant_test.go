@@ -426,3 +426,30 @@ func TestNetworkOrder(t *testing.T) {
 		t.Errorf("the user's ceiling has network=%s", Ceiling().Network)
 	}
 }
+
+func TestSpec(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"verify", "verify,network=on"},
+		{"verify,network=hosts", "verify,network=hosts"},
+		{"verify,network=off", "verify,network=off"},
+		{"verify,shell=full,network=hosts", "verify,shell=full,network=hosts"},
+		{"files=read,shell=full,network=on", "verify,shell=full,network=on"},
+		{"verify,tools=read", "verify,network=on,tools=read"},
+		{"write", "write"},
+		{"write,network=hosts", "write,network=hosts"},
+		{"full", "full"},
+		{"inspect", "inspect"},
+	} {
+		g, err := Parse(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := g.Spec()
+		if got != tc.want {
+			t.Errorf("Spec(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+		if back, err := Parse(got); err != nil || !back.Equal(g) {
+			t.Errorf("Spec(%s) = %q reads back as %v (%v)", tc.in, got, back, err)
+		}
+	}
+}

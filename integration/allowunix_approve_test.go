@@ -112,7 +112,9 @@ func TestSCMCredentialsUnderMediation(t *testing.T) {
 	if !found {
 		t.Errorf("no send_credentials denial offering desktop=on:\n%s", r)
 	}
-	if got := probe(t, runOpts{dir: ws}, "verify,desktop=on", "scm-creds"); got != "ok" {
-		t.Errorf("SCM_CREDENTIALS under verify,desktop=on: %s, want ok", got)
+	// network=on: under verify's default network=hosts SCM_CREDENTIALS
+	// is refused (EPERM) even with desktop=on; this checks desktop=on.
+	if got := probe(t, runOpts{dir: ws}, "verify,desktop=on,network=on", "scm-creds"); got != "ok" {
+		t.Errorf("SCM_CREDENTIALS under verify,desktop=on,network=on: %s, want ok", got)
 	}
 }

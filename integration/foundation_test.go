@@ -225,8 +225,8 @@ func TestNetworkOffDeniesTCP(t *testing.T) {
 	if got := probe(t, runOpts{dir: ws}, "inspect,network=on", "tcp", addr); got != "ok" {
 		t.Errorf("connect with network=on: %s", got)
 	}
-	if got := probe(t, runOpts{dir: ws}, "verify", "tcp", addr); got != "ok" {
-		t.Errorf("connect under verify (network=on): %s", got)
+	if got := probe(t, runOpts{dir: ws}, "verify,network=on", "tcp", addr); got != "ok" {
+		t.Errorf("connect under verify,network=on: %s", got)
 	}
 }
 

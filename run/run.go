@@ -364,7 +364,7 @@ type retryStep struct {
 }
 
 func (s retryStep) args() []string {
-	out := []string{"--grant", s.grant.Compact()}
+	out := []string{"--grant", s.grant.Spec()}
 	for _, p := range s.allow {
 		out = append(out, "--allow-write", p)
 	}

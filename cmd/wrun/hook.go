@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -86,7 +87,12 @@ func newHookHarnessCmd(h hook.Harness, stdin io.Reader, stdout, stderr io.Writer
 				if err != nil {
 					return block(err)
 				}
+				// A spec naming the network keeps it named: a verify spec
+				// without one runs as verify's default (network=hosts).
 				o.Args = []string{"--grant", g.Compact()}
+				if strings.Contains(spec, "network") {
+					o.Args[1] = g.Spec()
+				}
 			}
 			self, err := os.Executable()
 			if err == nil {

@@ -399,7 +399,7 @@ func writeDecision(w io.Writer, req *escalate.Request, d *run.DecisionSummary) {
 		return
 	}
 	widens := len(d.Routes) == 0
-	if g, err := grant.Parse(req.Grant); err != nil || !slices.Equal(d.Args, []string{"--grant", g.Compact()}) {
+	if g, err := grant.Parse(req.Grant); err != nil || !slices.Equal(d.Args, []string{"--grant", g.Spec()}) {
 		widens = true
 	}
 	if widens {
