@@ -35,6 +35,7 @@ func verifyDefault(spec string, g grant.Grant, pl Platform) (grant.Grant, string
 	n := g
 	n.Network = grant.NetworkHosts
 	if why := h.RefusesHosts(n); why != "" {
+		why, _, _ = strings.Cut(why, "; --best-effort")
 		return g, "verify keeps network=on on this machine: network=hosts needs " + why
 	}
 	return n, ""
