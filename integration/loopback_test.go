@@ -105,8 +105,8 @@ func requireLoopback(t *testing.T) {
 
 // TestLoopbackOwnSockets: under network=loopback the command's own
 // loopback servers work (TCP over IPv4, IPv6 and IPv4-mapped IPv6, UDP),
-// and what would bind every address is bound to loopback or refused. The
-// control: network=off refuses the same programs.
+// and what would bind every address is bound to loopback. The control:
+// network=off refuses the same programs.
 func TestLoopbackOwnSockets(t *testing.T) {
 	requireLoopback(t)
 	ws := workspace(t)
@@ -126,10 +126,24 @@ func TestLoopbackOwnSockets(t *testing.T) {
 			t.Errorf("control: %s bare: %s", op, got)
 		}
 	}
+	// A bind to every address is made on loopback instead (a test
+	// server's ":0"); bare, it is not on loopback (the control).
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "[::ffff:0.0.0.0]:0"} {
+		if got := probe(t, o, "verify,network=loopback", "bind-loopback", addr); got != "ok" {
+			t.Errorf("bind %s under network=loopback: %s, want it on loopback", addr, got)
+		}
+		if got := bare(t, o, "bind-loopback", addr); !strings.Contains(got, "not loopback") {
+			t.Errorf("control: bind %s bare: %s", addr, got)
+		}
+	}
+	if got := probe(t, o, "verify", "listen-any"); got != "ok" {
+		t.Errorf("a Go test server on \":0\" under plain verify: %s", got)
+	}
+	if got := bare(t, o, "listen-any"); !strings.Contains(got, "not loopback") {
+		t.Errorf("control: a Go test server on \":0\" bare: %s", got)
+	}
 	for _, tc := range []struct{ args, want string }{
-		{"bind 0.0.0.0:0", "EACCES"},
-		{"bind [::]:0", "EACCES"},
-		{"bind-unspec", "EACCES"}, // AF_UNSPEC with INADDR_ANY: every address
+		{"bind-unspec", "ok"}, // AF_UNSPEC with INADDR_ANY: made loopback
 		{"bind 127.0.0.2:0", "ok"},
 		{"bind [::1]:0", "ok"},
 	} {

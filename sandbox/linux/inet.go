@@ -208,6 +208,23 @@ func loopbackOf(domain int) netip.Addr {
 	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
 }
 
+// wildcardLoopback is the loopback address a bind to every address
+// (0.0.0.0, ::, ::ffff:0.0.0.0) is made to instead: 127.0.0.1 for an
+// IPv4 socket; for an IPv6 one, ::1 when it is IPv6-only, else IPv4's
+// loopback as ::ffff:127.0.0.1, which is what clients of a dual-stack
+// ":0" listener dial most (127.0.0.1:PORT, localhost, the listener's own
+// address, which Go then shows as 127.0.0.1:PORT).
+func wildcardLoopback(sock, domain int) netip.Addr {
+	v4 := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	if domain != unix.AF_INET6 {
+		return v4
+	}
+	if only, err := unix.GetsockoptInt(sock, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY); err != nil || only != 0 {
+		return netip.IPv6Loopback()
+	}
+	return netip.AddrFrom16(v4.As16())
+}
+
 // inetMediated reports whether sc's socket is an IP one whose calls wrun
 // decides (network=loopback and hosts), and what kind.
 func (s *supervisor) inetMediated(sc *sockCall) (inetSock, bool) {
@@ -235,6 +252,11 @@ func (s *supervisor) inetCall(sc *sockCall, k inetSock, nr uintptr) (int, unix.E
 	}
 	switch {
 	case nr == unix.SYS_BIND:
+		if a.Addr().IsUnspecified() {
+			// Every address is loopback here: a test server's ":0" works
+			// and is reachable from the sandbox only.
+			a = netip.AddrPortFrom(wildcardLoopback(sc.sock, k.domain), a.Port())
+		}
 		if !a.Addr().IsLoopback() {
 			s.recordInet(sc, nr, k, a, kind)
 			return -1, unix.EACCES

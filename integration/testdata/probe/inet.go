@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -79,6 +82,28 @@ func doInet(op string, args []string) (ok bool, err error) {
 		}
 		defer unix.Close(fd)
 		return true, unix.Bind(fd, sa)
+	case "bind-loopback":
+		// bind a TCP socket to HOST:PORT arg(0) and report whether it
+		// ended up on loopback.
+		a, err := netip.ParseAddrPort(arg(0))
+		if err != nil {
+			return true, err
+		}
+		fam, sa := sockaddrOf(a)
+		fd, err := unix.Socket(fam, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return true, err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, sa); err != nil {
+			return true, err
+		}
+		return true, onLoopback(fd)
+	case "listen-any":
+		// A Go test server on ":0" (every address, dual stack): it must
+		// be on loopback, and its clients reach it by its own address,
+		// 127.0.0.1 and localhost.
+		return true, listenAny()
 	case "bind-unspec":
 		// bind an IPv4 socket with family AF_UNSPEC and INADDR_ANY, which
 		// the kernel takes as every address.
@@ -333,6 +358,42 @@ func selfTCP(fam int, at unix.Sockaddr, cfam int) error {
 }
 
 // onLoopback reports an error unless fd is bound to a loopback address.
+func listenAny() error {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("x"))
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().(*net.TCPAddr)
+	if !addr.IP.IsLoopback() {
+		return fmt.Errorf("listening on %s, not loopback", addr)
+	}
+	port := strconv.Itoa(addr.Port)
+	for _, dst := range []string{addr.String(), "127.0.0.1:" + port, "localhost:" + port} {
+		c, err := net.DialTimeout("tcp", dst, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("dialling %s: %w", dst, err)
+		}
+		b := make([]byte, 1)
+		_, err = c.Read(b)
+		c.Close()
+		if err != nil {
+			return fmt.Errorf("reading from %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
 func onLoopback(fd int) error {
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
