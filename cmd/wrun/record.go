@@ -128,20 +128,40 @@ func conductorApprover(inner run.Approver, automatic bool) run.Approver {
 				if len(d.Alternatives) > 0 && !slices.Contains(d.Alternatives, alt.ID) {
 					continue
 				}
-				switch w := alt.Widen; w.Kind {
-				case escalate.KindAllowWrite:
-					if repo := gitRepoOf(w.Path); repo != "" {
-						return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
-							Reason: fmt.Sprintf("role %s: a write inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, w.Path, repo)}
-					}
-				case escalate.KindGrant:
-					if w.Grant.Files == grant.FilesWrite && gitRepoOf(req.Workdir) != "" {
-						return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
-							Reason: fmt.Sprintf("role %s: a writable workspace inside a git repository is never approved automatically", config.Conductor)}
-					}
+				if why := conductorRefusal(req.Workdir, alt.Widen); why != "" {
+					return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{Reason: why}
 				}
 			}
 		}
 		return d, nil
 	}
+}
+
+// conductorRefusal says why the conductor's rule refuses widening w of a
+// run in workdir without a person at the terminal, or "" when it does not.
+func conductorRefusal(workdir string, w escalate.Widen) string {
+	switch w.Kind {
+	case escalate.KindAllowWrite:
+		if repo := gitRepoOf(w.Path); repo != "" {
+			return fmt.Sprintf("role %s: a write inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, w.Path, repo)
+		}
+	case escalate.KindGrant:
+		if w.Grant.Files == grant.FilesWrite && gitRepoOf(workdir) != "" {
+			return fmt.Sprintf("role %s: a writable workspace inside a git repository is never approved automatically", config.Conductor)
+		}
+	}
+	return ""
+}
+
+// conductorSession is the conductor's session: what the session
+// remembered decides without asking anyone, so a remembered widening the
+// conductor's rule refuses (one approved by an approver command in
+// another role's run of the same workspace) is not taken from it.
+type conductorSession struct{ run.Session }
+
+func (s conductorSession) Remembered() []escalate.Remembered {
+	return slices.DeleteFunc(s.Session.Remembered(), func(r escalate.Remembered) bool {
+		w, err := r.Widen()
+		return err != nil || conductorRefusal(r.Workdir, w) != ""
+	})
 }

@@ -150,6 +150,9 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	if st.req.ConductorDir != "" {
 		cfg.Approver = conductorApprover(cfg.Approver, approver != "")
+		if cfg.Session != nil {
+			cfg.Session = conductorSession{cfg.Session}
+		}
 	}
 	var report *sandbox.Report
 	planned := cfg.Hooks.Planned
