@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +49,88 @@ func TestRedteam6ConductorSessionMemory(t *testing.T) {
 	r = wrun(t, sess, append([]string{"--role", "conductor"}, write...)...)
 	if r.code == 0 || exists(inRepo) || !strings.Contains(r.stderr, "never approved automatically") || asked() != before+1 {
 		t.Errorf("the conductor's write into a git repository was approved from the session's memory (approver asked %d times):\n%s", asked()-before, r)
+	}
+}
+
+// harnessRuns is the command line a harness runs after the hook answered
+// input (JSON, as the harness reads it: exact keys): tool_input.command
+// when the hook had no opinion, the updated command when it allowed one,
+// "" when it denied or blocked (exit 2).
+func harnessRuns(t *testing.T, input string, args ...string) string {
+	t.Helper()
+	var in struct {
+		ToolInput struct {
+			Command string `json:"command"`
+		} `json:"tool_input"`
+	}
+	var exact map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(input), &exact); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(exact["tool_input"], &in.ToolInput); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{stdin: input}, append([]string{bins.wrun, "hook"}, args...)...)
+	switch {
+	case r.code == 2:
+		return ""
+	case r.code != 0:
+		t.Fatalf("wrun hook %v exited %d, which both harnesses take for a failed hook (the command runs): %s", args, r.code, r)
+	case strings.TrimSpace(r.stdout) == "":
+		return in.ToolInput.Command
+	}
+	line, decision := hookCommand(t, input, args...)
+	if strings.HasPrefix(decision, "deny") {
+		return ""
+	}
+	return line
+}
+
+// TestRedteam6HookExactKeys: the hook reads the input's keys as the
+// harness does, exactly. A case-variant key after the real one
+// ("TOOL_NAME": "Read", "TOOL_INPUT" holding the wrapped command) made
+// wrun see another tool, or a command already under wrun, while the
+// harness ran tool_input.command bare: here the line the harness would run
+// is run with bash, and must not write outside the workspace. Controls:
+// the same command line run bare does write there, and a Read call gets
+// no answer.
+func TestRedteam6HookExactKeys(t *testing.T) {
+	requireABI(t, 1)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is needed: the hook's command line runs the command with it")
+	}
+	ws, outside := workspace(t), workspace(t)
+	target := filepath.Join(outside, "written")
+	command := "echo x > '" + target + "'"
+	wrapped := bins.wrun + " --grant inspect -- bash -c 'true'"
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	for _, tc := range []struct {
+		name, input string
+		args        []string
+	}{
+		{"TOOL_NAME", `{"hook_event_name":"PreToolUse","tool_name":"Bash","TOOL_NAME":"Read","tool_input":{"command":` + q(command) + `}}`,
+			[]string{"claude-code", "--grant", "inspect"}},
+		{"TOOL_INPUT deny-instead", `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":` + q(command) + `},"TOOL_INPUT":{"command":` + q(wrapped) + `}}`,
+			[]string{"codex", "--grant", "inspect", "--deny-instead"}},
+		{"Hook_Event_Name", `{"hook_event_name":"PreToolUse","Hook_Event_Name":"PostToolUse","tool_name":"Bash","tool_input":{"command":` + q(command) + `}}`,
+			[]string{"claude-code", "--grant", "inspect"}},
+	} {
+		line := harnessRuns(t, tc.input, tc.args...)
+		if line == "" {
+			continue
+		}
+		r := run(t, runOpts{dir: ws}, bash, "-c", line)
+		if exists(target) {
+			t.Errorf("%s: the harness ran %q outside the sandbox: %s", tc.name, line, r)
+			os.Remove(target)
+		}
+	}
+	if r := run(t, runOpts{dir: ws}, bash, "-c", command); r.code != 0 || !exists(target) {
+		t.Fatalf("control: the command bare wrote nothing: %s", r)
+	}
+	read := `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"}}`
+	if r := run(t, runOpts{stdin: read}, bins.wrun, "hook", "claude-code"); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+		t.Errorf("control: a Read call: want no answer: %s", r)
 	}
 }
