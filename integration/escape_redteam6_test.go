@@ -2,10 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -132,5 +134,48 @@ func TestRedteam6HookExactKeys(t *testing.T) {
 	read := `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"}}`
 	if r := run(t, runOpts{stdin: read}, bins.wrun, "hook", "claude-code"); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
 		t.Errorf("control: a Read call: want no answer: %s", r)
+	}
+}
+
+// TestRedteam6NprocRaise: the bound on the command's tasks (RLIMIT_NPROC
+// at the user's tasks plus 4096) was its soft limit only, and a process
+// may raise its soft limit to the hard one: `ulimit -Su $(ulimit -Hu)`
+// undid the bound before a fork bomb. No process of the command may set
+// that limit now, through prlimit64 (glibc's setrlimit, bash's ulimit) or
+// the setrlimit call itself (python's ctypes). The control: the same
+// raise, run bare under a lowered soft limit, passes. As a user only: the
+// kernel exempts root from the limit, and wrun then sets none.
+func TestRedteam6NprocRaise(t *testing.T) {
+	requireABI(t, 1)
+	if os.Getuid() == 0 {
+		t.Skip("as root the kernel counts no tasks: run it with scripts/test-as-user")
+	}
+	ws := workspace(t)
+	raise := `ulimit -Su $(ulimit -Hu) && echo raised`
+	if r := run(t, runOpts{dir: ws}, "bash", "-c", "ulimit -Su 4000 && "+raise); !strings.Contains(r.stdout, "raised") {
+		t.Fatalf("control: bare, the soft limit cannot be raised: %s", r)
+	}
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "bash", "-c", `echo soft=$(ulimit -Su) hard=$(ulimit -Hu); `+raise+`; echo now=$(ulimit -Su)`)
+	if strings.Contains(r.stdout, "raised") {
+		t.Errorf("the command raised its RLIMIT_NPROC to the hard limit: %s", r)
+	}
+	if !strings.Contains(r.stdout, "soft=") || strings.Contains(r.stdout, "soft=unlimited") {
+		t.Errorf("no bound to test: %s", r)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		return
+	}
+	// setrlimit(2) itself: 160 on x86-64, 164 on arm64 (what Go's
+	// syscall package numbers it).
+	py := fmt.Sprintf(`import ctypes, resource
+s, h = resource.getrlimit(resource.RLIMIT_NPROC)
+lim = (ctypes.c_ulong * 2)(h, h)
+rc = ctypes.CDLL(None, use_errno=True).syscall(%d, resource.RLIMIT_NPROC, lim)
+print("raised" if rc == 0 and resource.getrlimit(resource.RLIMIT_NPROC)[0] == h else "refused")`, syscall.SYS_SETRLIMIT)
+	if r := run(t, runOpts{dir: ws}, "bash", "-c", "ulimit -Su 4000 && python3 -c '"+py+"'"); !strings.Contains(r.stdout, "raised") {
+		t.Fatalf("control: bare, setrlimit does not raise the soft limit: %s", r)
+	}
+	if r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "python3", "-c", py); !strings.Contains(r.stdout, "refused") {
+		t.Errorf("setrlimit raised the command's RLIMIT_NPROC: %s", r)
 	}
 }
