@@ -179,3 +179,53 @@ print("raised" if rc == 0 and resource.getrlimit(resource.RLIMIT_NPROC)[0] == h 
 		t.Errorf("setrlimit raised the command's RLIMIT_NPROC: %s", r)
 	}
 }
+
+// TestRedteam6ConductorOverARepository: the conductor's rule refused an
+// automatic approval of a write inside a git repository, but not of one
+// over it: --allow-write of a directory holding a repository, or
+// files=write of a workspace holding one, let the retry write in it. Both
+// are refused now; the controls, the same approvals where no repository
+// lies below, pass and write.
+func TestRedteam6ConductorOverARepository(t *testing.T) {
+	requireABI(t, 1)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is needed: the approver picks alternatives by kind")
+	}
+	rec := newRecords(t)
+	approver := filepath.Join(t.TempDir(), "approver.py")
+	mustWrite(t, approver, `#!/usr/bin/env python3
+import json, sys
+kind = sys.argv[1]
+req = json.load(sys.stdin)
+ids = [a["id"] for d in req["denials"] for a in d["alternatives"] if a["kind"] == kind]
+print(json.dumps({"decision": "approve", "alternatives": ids}))
+`)
+	if err := os.Chmod(approver, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kind string
+		repo bool
+	}{{"allow-write", true}, {"allow-write", false}, {"grant", true}, {"grant", false}} {
+		ws, area := workspace(t), workspace(t)
+		if tc.kind == "grant" {
+			area = ws
+		}
+		sub := filepath.Join(area, "sub")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if tc.repo {
+			gitCmd(t, sub, "init", "-q")
+		}
+		target := filepath.Join(sub, "file")
+		r := wrun(t, runOpts{dir: ws, env: rec.env()}, "--role", "conductor", "--on-denial", "retry", "--retry-safe",
+			"--approver", approver+" "+tc.kind, "--", "sh", "-c", "echo x > "+filepath.Join(area, "f")+" && echo y > "+target)
+		switch {
+		case tc.repo && (exists(target) || !strings.Contains(r.stderr, "over a git repository")):
+			t.Errorf("%s over a git repository: approved for the conductor:\n%s", tc.kind, r)
+		case !tc.repo && (r.code != 0 || !exists(target)):
+			t.Errorf("control: %s with no repository below: not approved:\n%s", tc.kind, r)
+		}
+	}
+}
