@@ -1,8 +1,12 @@
 package integration
 
 import (
+	"context"
+	"time"
+
 	"encoding/json"
 	"fmt"
+	wrunrun "github.com/wrun-dev/wrun/run"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,6 +230,51 @@ print(json.dumps({"decision": "approve", "alternatives": ids}))
 			t.Errorf("%s over a git repository: approved for the conductor:\n%s", tc.kind, r)
 		case !tc.repo && (r.code != 0 || !exists(target)):
 			t.Errorf("control: %s with no repository below: not approved:\n%s", tc.kind, r)
+		}
+	}
+}
+
+// TestRedteam6CancelLeavesNothing: cancelling run.Config.Context ends
+// every process of the command, not only its group: a child that left
+// the group (setsid) and ignores SIGTERM and SIGHUP, and a main process
+// that ignores SIGTERM, write nothing after Run returns. The control: with
+// KeepBackground the same setsid child outlives the run and writes.
+func TestRedteam6CancelLeavesNothing(t *testing.T) {
+	requireABI(t, 1)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	for _, keep := range []bool{false, true} {
+		ws := workspace(t)
+		survivor := filepath.Join(ws, "survivor")
+		script := `setsid sh -c 'trap "" TERM HUP INT; sleep 1.5; echo survived > ` + survivor + `' </dev/null >/dev/null 2>&1 &
+trap '' TERM; sleep 30`
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		sum, err := wrunrun.Run(wrunrun.Config{Spec: wrunrun.Spec{Grant: "write", Workdir: ws}, Argv: []string{"sh", "-c", script},
+			Stdin: devnull, Stdout: devnull, Stderr: devnull, Context: ctx, KillAfter: 300 * time.Millisecond, KeepBackground: keep})
+		cancel()
+		if err != nil {
+			t.Fatalf("keep %v: %v", keep, err)
+		}
+		if sum.Linger != nil {
+			done := make(chan struct{})
+			go func() { sum.Linger(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the kept background did not end")
+			}
+		} else {
+			time.Sleep(2500 * time.Millisecond)
+		}
+		switch {
+		case !keep && exists(survivor):
+			t.Errorf("a setsid child ignoring SIGTERM outlived the cancelled run and wrote (summary %+v)", sum)
+		case keep && !exists(survivor):
+			t.Errorf("control: with KeepBackground the setsid child did not outlive the run (summary %+v)", sum)
 		}
 	}
 }
