@@ -278,3 +278,30 @@ trap '' TERM; sleep 30`
 		}
 	}
 }
+
+// TestRedteam6HelpersGainNothing: the command may start wrun's own binary
+// (where its PATH or a path it may read names it) under the names and arguments
+// ServeHelpers answers; it runs in the same sandbox and gains nothing: as
+// the Go cache program it cannot make its cache outside the grant, and as
+// git (with WRUN_GIT pointing at a shell) the shell it execs cannot write
+// there either. The control: the same binary, run bare, makes the cache.
+func TestRedteam6HelpersGainNothing(t *testing.T) {
+	requireABI(t, 1)
+	ws, outside := workspace(t), workspace(t)
+	cache := filepath.Join(outside, "cache")
+	put := `printf '{"ID":1,"Command":"close"}\n' | (exec -a wrun "$W" __gocacheprog --private ` + cache + `)`
+	r := wrun(t, runOpts{dir: ws}, "--grant", "verify", "--", "bash", "-c",
+		`W=`+bins.wrun+`; [ -x "$W" ] && echo shim=$W; `+put+`; WRUN_GIT=/bin/sh; export WRUN_GIT; (exec -a git "$W" -c 'echo x > `+filepath.Join(outside, "viagit")+`')`)
+	if !strings.Contains(r.stdout, "shim=/") {
+		t.Skipf("wrun's binary is not executable in the sandbox: %s", r)
+	}
+	if !strings.Contains(r.stderr, "wrun (as GOCACHEPROG)") || !strings.Contains(r.stderr, "Permission denied") {
+		t.Errorf("the helpers did not run, refused, in the sandbox: %s", r)
+	}
+	if exists(cache) || exists(filepath.Join(outside, "viagit")) {
+		t.Errorf("wrun's binary as a helper wrote outside the grant: %s", r)
+	}
+	if r := run(t, runOpts{dir: ws}, "bash", "-c", "W="+bins.wrun+"; "+put); !exists(cache) {
+		t.Errorf("control: bare, the Go cache program made no cache: %s", r)
+	}
+}
