@@ -12,6 +12,15 @@ type Remembered struct {
 	Commands [][]string `json:"commands,omitempty"`
 }
 
+// Widen is the widening r remembers, read back from its args; a route or
+// asking the parent (no args) is the zero Widen.
+func (r Remembered) Widen() (Widen, error) {
+	if len(r.Args) == 0 {
+		return Widen{}, nil
+	}
+	return parseWiden(r.Args)
+}
+
 func (r Remembered) matches(req *Request, alt Alternative) bool {
 	return r.Workdir == req.Workdir && r.Kind == alt.Kind && slices.Equal(r.Args, alt.Widen.Args()) &&
 		slices.EqualFunc(r.Commands, alt.Commands, func(a, b []string) bool { return slices.Equal(a, b) })

@@ -44,9 +44,37 @@ type Options struct {
 
 // input is the part of a PreToolUse hook's input wrun reads.
 type input struct {
-	HookEventName string                     `json:"hook_event_name"`
-	ToolName      string                     `json:"tool_name"`
-	ToolInput     map[string]json.RawMessage `json:"tool_input"`
+	HookEventName string
+	ToolName      string
+	ToolInput     map[string]json.RawMessage
+}
+
+// readInput reads the hook input's fields by their exact names, as the
+// harness wrote and reads them. encoding/json would match a struct's tags
+// case-insensitively, the last match winning: "TOOL_NAME": "Read" after
+// "tool_name": "Bash" made a Bash call look like another tool's (no
+// answer, the command run unsandboxed), and "TOOL_INPUT" could carry a
+// wrapped command past --deny-instead while the harness ran tool_input's.
+func readInput(in []byte) (input, error) {
+	var top map[string]json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(in)).Decode(&top); err != nil {
+		return input{}, err
+	}
+	if top == nil {
+		return input{}, errors.New("it is not a JSON object")
+	}
+	var hi input
+	for _, f := range []struct {
+		name string
+		to   any
+	}{{"hook_event_name", &hi.HookEventName}, {"tool_name", &hi.ToolName}, {"tool_input", &hi.ToolInput}} {
+		if raw, ok := top[f.name]; ok {
+			if err := json.Unmarshal(raw, f.to); err != nil {
+				return input{}, fmt.Errorf("%s: %w", f.name, err)
+			}
+		}
+	}
+	return hi, nil
 }
 
 // specific is the hook-specific part of the answer both harnesses read.
@@ -75,9 +103,8 @@ func Answer(h Harness, o Options, in []byte) ([]byte, error) {
 	if len(in) > MaxInput {
 		return nil, fmt.Errorf("the hook input is %d bytes, more than %d", len(in), MaxInput)
 	}
-	var hi input
-	dec := json.NewDecoder(bytes.NewReader(in))
-	if err := dec.Decode(&hi); err != nil {
+	hi, err := readInput(in)
+	if err != nil {
 		return nil, fmt.Errorf("reading the hook input: %w", err)
 	}
 	if hi.HookEventName != "PreToolUse" {

@@ -232,3 +232,41 @@ func FuzzIsWrapped(f *testing.F) {
 		}
 	})
 }
+
+// TestKeysReadExactly: the input's keys are read as the harness reads
+// them, exactly: a case-variant key after the real one changes nothing.
+func TestKeysReadExactly(t *testing.T) {
+	o := opts()
+	wrapped := o.Wrap("true")
+	wq, _ := json.Marshal(wrapped)
+	for name, tc := range map[string]struct {
+		opts Options
+		in   string
+	}{
+		"TOOL_NAME":       {o, `{"hook_event_name":"PreToolUse","tool_name":"Bash","TOOL_NAME":"Read","tool_input":{"command":"id"}}`},
+		"Hook_Event_Name": {o, `{"hook_event_name":"PreToolUse","Hook_Event_Name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"id"}}`},
+		"TOOL_INPUT":      {Options{Wrun: o.Wrun, Args: o.Args, Shell: o.Shell, DenyInstead: true}, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"id"},"TOOL_INPUT":{"command":` + string(wq) + `}}`},
+	} {
+		b, err := Answer(ClaudeCode, tc.opts, []byte(tc.in))
+		var a out
+		if err == nil && b != nil {
+			err = json.Unmarshal(b, &a)
+		}
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		case b == nil:
+			t.Errorf("%s: no answer: the harness would run the command bare", name)
+		case tc.opts.DenyInstead && a.HookSpecificOutput.PermissionDecision != "deny":
+			t.Errorf("%s: %s, want deny", name, a.HookSpecificOutput.PermissionDecision)
+		case !tc.opts.DenyInstead:
+			var got string
+			if err := json.Unmarshal(a.HookSpecificOutput.UpdatedInput["command"], &got); err != nil || got != o.Wrap("id") {
+				t.Errorf("%s: rewritten to %s", name, a.HookSpecificOutput.UpdatedInput["command"])
+			}
+		}
+	}
+	if b, err := Answer(ClaudeCode, o, []byte(`null`)); err == nil {
+		t.Errorf("null input: no error, answer %s", b)
+	}
+}

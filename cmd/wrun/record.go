@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/wrun-dev/wrun/config"
@@ -111,7 +113,7 @@ func (r *recorder) write(stderr io.Writer, sum *run.Summary, rep *sandbox.Report
 }
 
 // conductorApprover wraps the conductor's approver: a widening that would
-// write inside a git repository is never approved by a command (only a
+// write inside or over a git repository is never approved by a command (only a
 // person at the terminal may approve it), since a conductor's write there
 // defeats the worker's scope.
 func conductorApprover(inner run.Approver, automatic bool) run.Approver {
@@ -128,20 +130,75 @@ func conductorApprover(inner run.Approver, automatic bool) run.Approver {
 				if len(d.Alternatives) > 0 && !slices.Contains(d.Alternatives, alt.ID) {
 					continue
 				}
-				switch w := alt.Widen; w.Kind {
-				case escalate.KindAllowWrite:
-					if repo := gitRepoOf(w.Path); repo != "" {
-						return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
-							Reason: fmt.Sprintf("role %s: a write inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, w.Path, repo)}
-					}
-				case escalate.KindGrant:
-					if w.Grant.Files == grant.FilesWrite && gitRepoOf(req.Workdir) != "" {
-						return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{
-							Reason: fmt.Sprintf("role %s: a writable workspace inside a git repository is never approved automatically", config.Conductor)}
-					}
+				if why := conductorRefusal(req.Workdir, alt.Widen); why != "" {
+					return escalate.Decision{Decision: escalate.DecisionDeny, Scope: escalate.ScopeRun}, &escalate.DeniedError{Reason: why}
 				}
 			}
 		}
 		return d, nil
 	}
+}
+
+// conductorRefusal says why the conductor's rule refuses widening w of a
+// run in workdir without a person at the terminal, or "" when it does not.
+func conductorRefusal(workdir string, w escalate.Widen) string {
+	dir, what := w.Path, "a write"
+	switch {
+	case w.Kind == escalate.KindGrant && w.Grant.Files == grant.FilesWrite:
+		dir, what = workdir, "a writable workspace"
+	case w.Kind != escalate.KindAllowWrite:
+		return ""
+	}
+	if repo := gitRepoOf(dir); repo != "" {
+		return fmt.Sprintf("role %s: %s inside a git repository (%s is in %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, what, dir, repo)
+	}
+	if repo := gitRepoBelow(dir, conductorScanLimit); repo != "" {
+		return fmt.Sprintf("role %s: %s over a git repository (%s holds %s) is never approved automatically; approve it at the terminal, or delegate to a worker", config.Conductor, what, dir, repo)
+	}
+	return ""
+}
+
+// conductorScanLimit is how many directories gitRepoBelow looks through
+// before it gives up, answering as if it had found a repository.
+const conductorScanLimit = 20000
+
+// gitRepoBelow returns a repository (a directory holding a .git) below
+// dir, or "" when there is none. A directory it cannot read, or more than
+// limit of them, answers dir itself: what it could not look through may
+// hold one. Symbolic links are not followed: a write through one leaves
+// the widened directory, which Landlock refuses.
+func gitRepoBelow(dir string, limit int) string {
+	found, seen := "", 0
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.Name() == ".git" && p != dir:
+			found = filepath.Dir(p)
+			return fs.SkipAll
+		case !e.IsDir():
+			return nil
+		}
+		if seen++; seen > limit {
+			return fmt.Errorf("more than %d directories", limit)
+		}
+		return nil
+	})
+	if found == "" && err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return dir
+	}
+	return found
+}
+
+// conductorSession is the conductor's session: what the session
+// remembered decides without asking anyone, so a remembered widening the
+// conductor's rule refuses (one approved by an approver command in
+// another role's run of the same workspace) is not taken from it.
+type conductorSession struct{ run.Session }
+
+func (s conductorSession) Remembered() []escalate.Remembered {
+	return slices.DeleteFunc(s.Session.Remembered(), func(r escalate.Remembered) bool {
+		w, err := r.Widen()
+		return err != nil || conductorRefusal(r.Workdir, w) != ""
+	})
 }

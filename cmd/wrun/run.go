@@ -156,6 +156,9 @@ func runCommand(pf *policyFlags, rf runFlags, argv []string, stdin, stdout, stde
 	}
 	if st.req.ConductorDir != "" {
 		cfg.Approver = conductorApprover(cfg.Approver, approver != "")
+		if cfg.Session != nil {
+			cfg.Session = conductorSession{cfg.Session}
+		}
 	}
 	if rf.onDenial == "hold" && rf.controlFD == 0 {
 		// Each held call's question goes to the approver command.

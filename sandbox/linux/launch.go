@@ -659,13 +659,29 @@ func userTasks(uid int) (uint64, bool) {
 }
 
 // apply sets the bound for the fork (the limit is the whole process's,
-// and the child inherits it) and returns what puts wrun's back.
+// and the child inherits it) and returns what puts wrun's back. Both run
+// on another thread than the caller: the launch thread holds the
+// command's filter by then, which refuses every change of RLIMIT_NPROC
+// (filterRules), and a goroutine locked to its thread shares that thread
+// with no other.
 func (b procBound) apply() func() {
-	var old unix.Rlimit
-	if !b.set || unix.Getrlimit(unix.RLIMIT_NPROC, &old) != nil || unix.Setrlimit(unix.RLIMIT_NPROC, &b.lim) != nil {
+	if !b.set {
 		return func() {}
 	}
-	return func() { _ = unix.Setrlimit(unix.RLIMIT_NPROC, &old) }
+	elsewhere := func(f func()) {
+		done := make(chan struct{})
+		go func() { f(); close(done) }()
+		<-done
+	}
+	var old unix.Rlimit
+	ok := false
+	elsewhere(func() {
+		ok = unix.Getrlimit(unix.RLIMIT_NPROC, &old) == nil && unix.Setrlimit(unix.RLIMIT_NPROC, &b.lim) == nil
+	})
+	if !ok {
+		return func() {}
+	}
+	return func() { elsewhere(func() { _ = unix.Setrlimit(unix.RLIMIT_NPROC, &old) }) }
 }
 
 // killLeftovers ends every process the command left behind: its process

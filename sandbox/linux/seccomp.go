@@ -308,8 +308,21 @@ func filterRules(s seccompSpec) map[uint32]rule {
 	// refused. A hard RLIMIT_CPU on another process makes the kernel kill
 	// it, whatever the signal scope says.
 	set(argIn(0, []uint32{0}, retAllow, notify(retEPERM)),
-		unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
+		unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
 		unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR)
+	// RLIMIT_NPROC is the bound on the command's tasks (processBound
+	// lowers its soft limit only: wrun's own hard one could not be raised
+	// back), so no process of it sets that limit, its own or another's;
+	// reading it (prlimit64 with no new limit) passes. Otherwise
+	// prlimit64 is checked as the calls above.
+	nproc := uint32(unix.RLIMIT_NPROC)
+	rules[unix.SYS_SETRLIMIT] = newAsm().arg(0).eq(nproc, "deny").ret(retAllow).at("deny").ret(retEPERM).rule()
+	rules[unix.SYS_PRLIMIT64] = newAsm().arg(1).eq(nproc, "nproc").
+		arg(0).eq(0, "allow").ret(notify(retEPERM)).
+		at("nproc").arg(2).eq(0, "low").ret(retEPERM).
+		at("low").argHigh(2).eq(0, "get").ret(retEPERM).
+		at("get").arg(0).eq(0, "allow").ret(notify(retEPERM)).
+		at("allow").ret(retAllow).rule()
 	// setpriority(which, who): PRIO_PROCESS (0) and PRIO_PGRP (1) of the
 	// caller (who 0) pass; PRIO_USER reaches every process of the user.
 	// ioprio_set numbers its kinds from 1 (IOPRIO_WHO_PROCESS, _PGRP).
