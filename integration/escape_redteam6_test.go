@@ -246,36 +246,39 @@ func TestRedteam6CancelLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devnull.Close()
-	for _, keep := range []bool{false, true} {
-		ws := workspace(t)
-		survivor := filepath.Join(ws, "survivor")
-		script := `setsid sh -c 'trap "" TERM HUP INT; sleep 1.5; echo survived > ` + survivor + `' </dev/null >/dev/null 2>&1 &
+	script := func(survivor string) string {
+		return `setsid sh -c 'trap "" TERM HUP INT; sleep 1.5; echo survived > ` + survivor + `' </dev/null >/dev/null 2>&1 &
 trap '' TERM; sleep 30`
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(300*time.Millisecond, cancel)
-		sum, err := wrunrun.Run(wrunrun.Config{Spec: wrunrun.Spec{Grant: "write", Workdir: ws}, Argv: []string{"sh", "-c", script},
-			Stdin: devnull, Stdout: devnull, Stderr: devnull, Context: ctx, KillAfter: 300 * time.Millisecond, KeepBackground: keep})
-		cancel()
-		if err != nil {
-			t.Fatalf("keep %v: %v", keep, err)
-		}
-		if sum.Linger != nil {
-			done := make(chan struct{})
-			go func() { sum.Linger(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the kept background did not end")
-			}
-		} else {
-			time.Sleep(2500 * time.Millisecond)
-		}
-		switch {
-		case !keep && exists(survivor):
-			t.Errorf("a setsid child ignoring SIGTERM outlived the cancelled run and wrote (summary %+v)", sum)
-		case keep && !exists(survivor):
-			t.Errorf("control: with KeepBackground the setsid child did not outlive the run (summary %+v)", sum)
-		}
+	}
+	// Control: bare, the setsid child outlives its parent's end and writes.
+	ws := workspace(t)
+	survivor := filepath.Join(ws, "survivor")
+	bare := exec.Command("sh", "-c", script(survivor))
+	bare.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := bare.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	_ = syscall.Kill(-bare.Process.Pid, syscall.SIGKILL)
+	_ = bare.Wait()
+	time.Sleep(2500 * time.Millisecond)
+	if !exists(survivor) {
+		t.Fatal("control: bare, the setsid child did not outlive its parent")
+	}
+
+	ws = workspace(t)
+	survivor = filepath.Join(ws, "survivor")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	sum, err := wrunrun.Run(wrunrun.Config{Spec: wrunrun.Spec{Grant: "write", Workdir: ws}, Argv: []string{"sh", "-c", script(survivor)},
+		Stdin: devnull, Stdout: devnull, Stderr: devnull, Context: ctx, KillAfter: 300 * time.Millisecond})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if exists(survivor) {
+		t.Errorf("a setsid child ignoring SIGTERM outlived the cancelled run and wrote (summary %+v)", sum)
 	}
 }
 
