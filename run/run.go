@@ -740,7 +740,14 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 	}
 	// Unless asked to keep them, wrun has ended every process the command
 	// started: nothing can change what the run wrote any more.
-	for _, err := range sess.Finish(p.Finish, !cfg.KeepBackground) {
+	finishErrs := sess.Finish(p.Finish, !cfg.KeepBackground)
+	findings := sess.Findings()
+	if lv != nil {
+		// The checks of the directories approved while the command ran.
+		f, errs := lv.finish(!cfg.KeepBackground)
+		findings, finishErrs = append(slices.Clone(findings), f...), append(finishErrs, errs...)
+	}
+	for _, err := range finishErrs {
 		var n verify.Notice
 		if errors.As(err, &n) {
 			out.res.Warnings = append(out.res.Warnings, "after the run: "+err.Error())
@@ -748,7 +755,7 @@ func attempt(cfg *Config, platform Platform, g grant.Grant, h policy.Host, o pol
 		}
 		out.res.AfterRunFailed = append(out.res.AfterRunFailed, err.Error())
 	}
-	for i, f := range sess.Findings() {
+	for i, f := range findings {
 		if f.Changed && !slices.Contains(out.res.Swept, f.Path) {
 			out.res.Swept = append(out.res.Swept, f.Path)
 		}
