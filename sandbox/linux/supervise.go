@@ -257,7 +257,10 @@ func (s *supervisor) record(c *notice, op, path, addr, right string) {
 		Op: op, Path: path, Addr: addr, Right: right, Exact: true, Count: 1,
 	}
 	s.mu.Lock()
-	fresh := s.log.Find(sandbox.DenialKey(d)) == nil && s.log.Add(d)
+	// Added whether seen before or not (Add counts a repeat); told to
+	// Denied only the first time.
+	seen := s.log.Find(sandbox.DenialKey(d)) != nil
+	fresh := s.log.Add(d) && !seen
 	s.mu.Unlock()
 	if fresh && s.pl.Options.Denied != nil {
 		s.pl.Options.Denied(d)
